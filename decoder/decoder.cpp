@@ -1,0 +1,429 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <unordered_set>
+
+#include <zstd.h>
+
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
+
+#include "frame_reader.hpp"
+
+namespace terse::decoder {
+
+namespace {
+
+// Bounds on what one file may declare, so hostile input cannot make the
+// decoder allocate without limit.
+constexpr std::size_t kMaxSitesPerStream = 1 << 20;
+constexpr std::size_t kMaxThreadsPerStream = 1 << 20;
+constexpr std::size_t kMaxTextField = 1 << 20;
+constexpr std::size_t kMaxArgs = 255;
+
+}  // namespace
+
+struct StreamDecoder::State {
+  std::string source;
+  Reporter reporter;
+  std::unordered_map<std::uint32_t, Site> sites;
+  std::unordered_map<std::uint32_t, Thread> threads;
+  std::unordered_set<std::uint32_t> unknown_sites_reported;
+  bool calibrated = false;
+  std::uint64_t cal_ticks = 0;
+  std::int64_t cal_unix_ns = 0;
+  double cal_ticks_per_second = 1e9;
+  bool reported_missing_calibration = false;
+  std::vector<Arg> args;
+  std::string raw;  // decompressed payload
+  ZSTD_DCtx* dctx = nullptr;
+
+  void reset_file() {
+    sites.clear();
+    threads.clear();
+    unknown_sites_reported.clear();
+    calibrated = false;
+    reported_missing_calibration = false;
+  }
+
+  std::int64_t to_unix_ns(std::uint64_t ticks) const {
+    if (!calibrated) return static_cast<std::int64_t>(ticks);
+    double delta = static_cast<double>(static_cast<std::int64_t>(ticks - cal_ticks)) * 1e9 / cal_ticks_per_second;
+    return cal_unix_ns + static_cast<std::int64_t>(std::llround(delta));
+  }
+};
+
+StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std::make_unique<State>()) {
+  state_->source = std::move(source);
+  state_->reporter = std::move(reporter);
+  state_->dctx = ZSTD_createDCtx();
+}
+
+StreamDecoder::~StreamDecoder() { ZSTD_freeDCtx(state_->dctx); }
+
+namespace {
+
+using detail::Frame;
+using detail::FrameReader;
+
+// A thread the dictionary never described is still shown, by its index.
+const Thread& thread_for(std::unordered_map<std::uint32_t, Thread>& threads, std::uint32_t index) {
+  static const Thread kUnknown{};
+  if (threads.size() >= kMaxThreadsPerStream && !threads.count(index)) return kUnknown;
+  auto [it, inserted] = threads.try_emplace(index);
+  if (inserted) it->second.index = index;
+  return it->second;
+}
+
+bool parse_args(wire::Reader& r, const std::vector<std::uint8_t>& tags, std::vector<Arg>& args) {
+  args.resize(tags.size());
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    Arg& a = args[i];
+    a = Arg{};
+    a.tag = tags[i];
+    using schema::TypeTag;
+    switch (static_cast<TypeTag>(tags[i])) {
+      case TypeTag::i8: {
+        std::int8_t v;
+        if (!r.le(v)) return false;
+        a.i = v;
+        break;
+      }
+      case TypeTag::i16: {
+        std::int16_t v;
+        if (!r.le(v)) return false;
+        a.i = v;
+        break;
+      }
+      case TypeTag::i32: {
+        std::int32_t v;
+        if (!r.le(v)) return false;
+        a.i = v;
+        break;
+      }
+      case TypeTag::i64: {
+        std::int64_t v;
+        if (!r.le(v)) return false;
+        a.i = v;
+        break;
+      }
+      case TypeTag::u8: {
+        std::uint8_t v;
+        if (!r.le(v)) return false;
+        a.u = v;
+        break;
+      }
+      case TypeTag::u16: {
+        std::uint16_t v;
+        if (!r.le(v)) return false;
+        a.u = v;
+        break;
+      }
+      case TypeTag::u32: {
+        std::uint32_t v;
+        if (!r.le(v)) return false;
+        a.u = v;
+        break;
+      }
+      case TypeTag::u64:
+      case TypeTag::pointer: {
+        std::uint64_t v;
+        if (!r.le(v)) return false;
+        a.u = v;
+        break;
+      }
+      case TypeTag::boolean: {
+        std::uint8_t v;
+        if (!r.le(v)) return false;
+        a.b = v != 0;
+        break;
+      }
+      case TypeTag::character: {
+        char v;
+        if (!r.le(v)) return false;
+        a.c = v;
+        break;
+      }
+      case TypeTag::f32: {
+        float v;
+        if (!r.le(v)) return false;
+        a.f32 = v;
+        break;
+      }
+      case TypeTag::f64: {
+        double v;
+        if (!r.le(v)) return false;
+        a.f64 = v;
+        break;
+      }
+      case TypeTag::f80: {
+        std::string_view bytes;
+        if (!r.bytes(10, bytes)) return false;
+#if LDBL_MANT_DIG == 64
+        long double v = 0;
+        std::memcpy(&v, bytes.data(), 10);
+        a.f80 = v;
+#else
+        a.f80 = 0;  // this platform has no x87 long double; FORMAT.md §8
+#endif
+        break;
+      }
+      case TypeTag::f128: {
+        std::string_view bytes;
+        if (!r.bytes(16, bytes)) return false;
+#if LDBL_MANT_DIG == 113
+        long double v = 0;
+        std::memcpy(&v, bytes.data(), 16);
+        a.f80 = v;
+#else
+        a.f80 = 0;
+#endif
+        break;
+      }
+      case TypeTag::string: {
+        std::uint32_t header;
+        if (!r.le(header)) return false;
+        if (header == 0xFFFFFFFFu) {
+          a.null_string = true;
+          break;
+        }
+        a.truncated = (header & schema::kStringTruncatedBit) != 0;
+        if (!r.bytes(header & schema::kStringLengthMask, a.text)) return false;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+class Session {
+ public:
+  Session(StreamDecoder::State& state, FrameReader& reader, Summary& summary, const RecordSink& sink)
+      : s_(state), reader_(reader), summary_(summary), sink_(sink) {}
+
+  void run() {
+    Frame frame;
+    for (;;) {
+      auto event = reader_.next(frame);
+      if (event == FrameReader::Event::end) return;
+      if (event == FrameReader::Event::file_start) {
+        s_.reset_file();
+        continue;
+      }
+      handle(frame);
+    }
+  }
+
+ private:
+  void damage(std::uint64_t offset, std::string what) { reader_.report(offset, std::move(what)); }
+
+  bool payload_of(const Frame& frame, std::string_view& out) {
+    if ((frame.flags & schema::kFrameFlagZstd) == 0) {
+      out = frame.payload;
+      return true;
+    }
+    s_.raw.resize(frame.raw_size);
+    std::size_t n =
+        ZSTD_decompressDCtx(s_.dctx, s_.raw.data(), s_.raw.size(), frame.payload.data(), frame.payload.size());
+    if (ZSTD_isError(n) || n != frame.raw_size) {
+      damage(frame.offset, std::string("frame does not decompress: ") +
+                               (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
+      return false;
+    }
+    out = std::string_view(s_.raw.data(), n);
+    return true;
+  }
+
+  void handle(const Frame& frame) {
+    std::string_view payload;
+    switch (static_cast<schema::FrameType>(frame.type)) {
+      case schema::FrameType::info:
+        return;  // nothing in it changes how records decode
+      case schema::FrameType::calibration:
+        if (payload_of(frame, payload)) calibration(frame, payload);
+        return;
+      case schema::FrameType::dictionary:
+        if (payload_of(frame, payload)) dictionary(frame, payload);
+        return;
+      case schema::FrameType::records:
+        if (payload_of(frame, payload)) records(frame, payload);
+        return;
+    }
+    // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
+  }
+
+  void calibration(const Frame& frame, std::string_view payload) {
+    wire::Reader r(payload);
+    std::uint64_t ticks;
+    std::int64_t unix_ns;
+    double rate;
+    if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate > 0) || !std::isfinite(rate)) {
+      damage(frame.offset, "calibration frame is malformed");
+      return;
+    }
+    s_.calibrated = true;
+    s_.cal_ticks = ticks;
+    s_.cal_unix_ns = unix_ns;
+    s_.cal_ticks_per_second = rate;
+  }
+
+  void dictionary(const Frame& frame, std::string_view payload) {
+    wire::Reader r(payload);
+    while (!r.empty()) {
+      std::uint8_t kind;
+      std::string_view body;
+      if (!r.le(kind) || !r.length_prefixed(body, payload.size())) {
+        damage(frame.offset, "dictionary frame is malformed");
+        return;
+      }
+      wire::Reader b(body);
+      if (kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
+        std::uint64_t id, line, nargs;
+        std::uint8_t level;
+        std::string_view file, format, tags;
+        if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
+            !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) ||
+            !b.varint(nargs) || nargs > kMaxArgs || !b.bytes(nargs, tags)) {
+          damage(frame.offset, "dictionary entry for a call site is malformed");
+          continue;
+        }
+        if (s_.sites.size() >= kMaxSitesPerStream && !s_.sites.count(static_cast<std::uint32_t>(id))) {
+          damage(frame.offset, "too many call sites in one file");
+          continue;
+        }
+        Site& site = s_.sites[static_cast<std::uint32_t>(id)];
+        site.id = static_cast<std::uint32_t>(id);
+        site.level = level;
+        site.line = static_cast<std::uint32_t>(line);
+        site.file.assign(file);
+        site.format.assign(format);
+        site.tags.assign(tags.begin(), tags.end());
+        site.check = check_format(site.format, site.tags);
+        if (!site.check.ok)
+          damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
+                                   ") has an unusable format string: " + site.check.error);
+      } else if (kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
+        std::uint64_t index, tid;
+        std::string_view name;
+        if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
+          damage(frame.offset, "dictionary entry for a thread is malformed");
+          continue;
+        }
+        if (s_.threads.size() >= kMaxThreadsPerStream && !s_.threads.count(static_cast<std::uint32_t>(index))) {
+          damage(frame.offset, "too many threads in one file");
+          continue;
+        }
+        Thread& thread = s_.threads[static_cast<std::uint32_t>(index)];
+        thread.index = static_cast<std::uint32_t>(index);
+        thread.os_tid = tid;
+        thread.name.assign(name);
+      }
+      // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
+    }
+  }
+
+  void records(const Frame& frame, std::string_view payload) {
+    wire::Reader r(payload);
+    std::uint64_t ticks;
+    if (!r.le(ticks)) {
+      damage(frame.offset, "records frame is too short");
+      return;
+    }
+    if (!s_.calibrated && !s_.reported_missing_calibration) {
+      s_.reported_missing_calibration = true;
+      damage(frame.offset, "records before any clock calibration; times are raw ticks");
+    }
+    std::uint64_t index = 0;
+    while (!r.empty()) {
+      std::uint64_t site_id, thread_index, delta, args_size;
+      std::string_view args;
+      if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
+          !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
+        damage(frame.offset, "records frame is garbled at record " + std::to_string(index) +
+                                 "; the rest of the frame is skipped");
+        return;
+      }
+      ++index;
+      ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
+      Record record;
+      record.ticks = ticks;
+      record.unix_ns = s_.to_unix_ns(ticks);
+      record.thread = &thread_for(s_.threads, static_cast<std::uint32_t>(thread_index));
+      wire::Reader a(args);
+      if (site_id == schema::kControlSiteId) {
+        std::uint8_t kind;
+        std::uint64_t count, first, last;
+        if (!a.le(kind)) continue;
+        if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) continue;  // newer kinds
+        if (!a.le(count) || !a.le(first) || !a.le(last)) {
+          damage(frame.offset, "drop record is malformed");
+          continue;
+        }
+        record.kind = RecordKind::dropped;
+        record.dropped_count = count;
+        record.dropped_first_ns = s_.to_unix_ns(first);
+        record.dropped_last_ns = s_.to_unix_ns(last);
+      } else {
+        auto it = site_id <= UINT32_MAX ? s_.sites.find(static_cast<std::uint32_t>(site_id)) : s_.sites.end();
+        if (it == s_.sites.end()) {
+          if (s_.unknown_sites_reported.size() < 1024 &&
+              s_.unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
+            damage(frame.offset, "records of call site " + std::to_string(site_id) +
+                                     " cannot be decoded: its dictionary entry is missing");
+          continue;
+        }
+        if (!parse_args(a, it->second.tags, s_.args) || !a.empty()) {
+          damage(frame.offset, "a record of call site " + std::to_string(site_id) +
+                                   " does not match the site's argument types");
+          continue;
+        }
+        record.site = &it->second;
+        record.args = s_.args;
+      }
+      ++summary_.records;
+      sink_(record);
+    }
+  }
+
+  StreamDecoder::State& s_;
+  FrameReader& reader_;
+  Summary& summary_;
+  const RecordSink& sink_;
+};
+
+}  // namespace
+
+Summary StreamDecoder::decode_fd(int fd, const RecordSink& sink) {
+  Summary summary;
+  FrameReader reader(fd, {}, state_->source, state_->reporter, summary);
+  Session(*state_, reader, summary, sink).run();
+  return summary;
+}
+
+Summary StreamDecoder::decode_bytes(std::string_view bytes, const RecordSink& sink) {
+  Summary summary;
+  FrameReader reader(-1, bytes, state_->source, state_->reporter, summary);
+  Session(*state_, reader, summary, sink).run();
+  return summary;
+}
+
+Summary decode_file(const std::string& path, const RecordSink& sink, const Reporter& reporter) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    Summary summary;
+    summary.damaged = 1;
+    if (reporter) reporter(Problem{path, 0, std::string("cannot open: ") + std::strerror(errno)});
+    return summary;
+  }
+  StreamDecoder decoder(path, reporter);
+  Summary summary = decoder.decode_fd(fd, sink);
+  ::close(fd);
+  return summary;
+}
+
+}  // namespace terse::decoder

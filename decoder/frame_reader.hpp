@@ -1,0 +1,50 @@
+// Splits a byte stream into verified frames (FORMAT.md §2, §3, §9).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <terse/decoder.hpp>
+
+namespace terse::decoder::detail {
+
+struct Frame {
+  std::uint8_t type = 0;
+  std::uint8_t flags = 0;
+  std::uint32_t raw_size = 0;
+  std::uint64_t offset = 0;  // of the frame header in the stream
+  std::string_view payload;  // as stored; valid until the next call
+};
+
+class FrameReader {
+ public:
+  // fd < 0 reads `memory` instead.
+  FrameReader(int fd, std::string_view memory, std::string source, const Reporter& reporter, Summary& summary);
+
+  enum class Event { frame, file_start, end };
+  // Next frame, or the start of a new file inside the stream, or the end.
+  Event next(Frame& frame);
+
+  void report(std::uint64_t offset, std::string what);
+
+ private:
+  std::size_t available() const { return end_ - pos_; }
+  bool fill(std::size_t need);
+  void resync(std::uint64_t damaged_at, const std::string& reason);
+
+  int fd_;
+  std::string_view memory_;
+  std::string source_;
+  const Reporter& reporter_;
+  Summary& summary_;
+  std::vector<unsigned char> buffer_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+  std::uint64_t base_offset_ = 0;  // stream offset of buffer_[0]
+  bool eof_ = false;
+  bool at_file_start_ = true;
+};
+
+}  // namespace terse::decoder::detail

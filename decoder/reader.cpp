@@ -1,0 +1,181 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
+
+#include "frame_reader.hpp"
+
+namespace terse::decoder::detail {
+namespace {
+
+constexpr std::size_t kReadChunk = 1 << 20;
+// zstd never expands a frame by more than this over its input; a stored
+// size beyond it is damage, not data.
+constexpr std::uint32_t kMaxStoredSize = schema::kMaxFrameRawSize + (schema::kMaxFrameRawSize >> 7) + 4096;
+
+bool starts_with(const unsigned char* p, const unsigned char* prefix, std::size_t n) {
+  return std::memcmp(p, prefix, n) == 0;
+}
+
+}  // namespace
+
+FrameReader::FrameReader(int fd, std::string_view memory, std::string source, const Reporter& reporter,
+                         Summary& summary)
+    : fd_(fd), memory_(memory), source_(std::move(source)), reporter_(reporter), summary_(summary) {
+  if (fd_ < 0) {
+    buffer_.assign(memory.begin(), memory.end());
+    end_ = buffer_.size();
+    eof_ = true;
+  }
+}
+
+void FrameReader::report(std::uint64_t offset, std::string what) {
+  ++summary_.damaged;
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what)});
+}
+
+bool FrameReader::fill(std::size_t need) {
+  while (available() < need) {
+    if (eof_) return false;
+    if (pos_ > 0 && (pos_ >= buffer_.size() / 2 || buffer_.size() - end_ < kReadChunk)) {
+      std::memmove(buffer_.data(), buffer_.data() + pos_, available());
+      end_ -= pos_;
+      base_offset_ += pos_;
+      pos_ = 0;
+    }
+    std::size_t want = std::max(need - available(), kReadChunk);
+    if (buffer_.size() - end_ < want) buffer_.resize(end_ + want);
+    ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      report(base_offset_ + end_, std::string("read failed: ") + std::strerror(errno));
+      eof_ = true;
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    end_ += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Skips forward to the next byte sequence that starts a frame or a file.
+void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
+  ++pos_;
+  for (;;) {
+    const unsigned char* begin = buffer_.data() + pos_;
+    const unsigned char* stop = buffer_.data() + end_;
+    const unsigned char* hit = stop;
+    for (const unsigned char* p = begin; p + 4 <= stop; ++p) {
+      if ((*p == schema::kFrameSync[0] && starts_with(p, schema::kFrameSync, 4)) ||
+          (*p == schema::kMagic[0] && starts_with(p, schema::kMagic, 4))) {
+        hit = p;
+        break;
+      }
+    }
+    if (hit != stop) {
+      pos_ = static_cast<std::size_t>(hit - buffer_.data());
+      break;
+    }
+    // Keep the last three bytes: a marker may straddle the read boundary.
+    pos_ = end_ >= pos_ + 3 ? end_ - 3 : pos_;
+    if (!fill(available() + 4)) {
+      pos_ = end_;
+      break;
+    }
+  }
+  std::uint64_t resumed = base_offset_ + pos_;
+  report(damaged_at, reason + "; skipped " + std::to_string(resumed - damaged_at) + " bytes to offset " +
+                         std::to_string(resumed));
+}
+
+FrameReader::Event FrameReader::next(Frame& frame) {
+  for (;;) {
+    if (at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8))) {
+      if (!fill(schema::kPreambleSize)) {
+        if (available() > 0 && at_file_start_ && base_offset_ + pos_ == 0 &&
+            !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
+          report(0, "not a terse log file (no magic number)");
+        } else if (available() > 0) {
+          summary_.torn_tail = true;
+          report(base_offset_ + pos_, "file ends inside its preamble");
+        }
+        return Event::end;
+      }
+      const unsigned char* p = buffer_.data() + pos_;
+      std::uint64_t offset = base_offset_ + pos_;
+      if (!starts_with(p, schema::kMagic, 8)) {
+        at_file_start_ = false;
+        resync(offset, "not a terse log file (no magic number)");
+        continue;
+      }
+      auto major = wire::get_le<std::uint16_t>(p + 8);
+      if (major != schema::kVersionMajor) {
+        report(offset, "format version " + std::to_string(major) + "." +
+                           std::to_string(wire::get_le<std::uint16_t>(p + 10)) + " is not supported (this decoder reads " +
+                           std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
+        return Event::end;
+      }
+      pos_ += schema::kPreambleSize;
+      at_file_start_ = false;
+      return Event::file_start;
+    }
+    if (!fill(schema::kFrameHeaderSize)) {
+      if (available() > 0) {
+        summary_.torn_tail = true;
+        report(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
+                                        " bytes); the writer stopped mid-write");
+      }
+      return Event::end;
+    }
+    const unsigned char* h = buffer_.data() + pos_;
+    std::uint64_t offset = base_offset_ + pos_;
+    if (!starts_with(h, schema::kFrameSync, 4)) {
+      resync(offset, "no frame starts here");
+      continue;
+    }
+    if (wire::crc32c(h, schema::kFrameHeaderCrcOffset) != wire::get_le<std::uint32_t>(h + 20)) {
+      resync(offset, "frame header checksum mismatch");
+      continue;
+    }
+    frame.type = h[4];
+    frame.flags = h[5];
+    auto reserved = wire::get_le<std::uint16_t>(h + 6);
+    auto stored = wire::get_le<std::uint32_t>(h + 8);
+    frame.raw_size = wire::get_le<std::uint32_t>(h + 12);
+    auto payload_crc = wire::get_le<std::uint32_t>(h + 16);
+    if (reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
+        frame.raw_size > schema::kMaxFrameRawSize ||
+        ((frame.flags & schema::kFrameFlagZstd) == 0 && stored != frame.raw_size)) {
+      resync(offset, "frame header has invalid fields");
+      continue;
+    }
+    if (!fill(schema::kFrameHeaderSize + stored)) {
+      summary_.torn_tail = true;
+      report(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
+                         std::to_string(schema::kFrameHeaderSize + stored) + " bytes); the writer stopped mid-write");
+      pos_ = end_;
+      return Event::end;
+    }
+    h = buffer_.data() + pos_;
+    const unsigned char* payload = h + schema::kFrameHeaderSize;
+    if (wire::crc32c(payload, stored) != payload_crc) {
+      report(offset, "frame payload checksum mismatch; frame of " + std::to_string(stored) + " bytes skipped");
+      pos_ += schema::kFrameHeaderSize + stored;
+      continue;
+    }
+    frame.offset = offset;
+    frame.payload = std::string_view(reinterpret_cast<const char*>(payload), stored);
+    pos_ += schema::kFrameHeaderSize + stored;
+    ++summary_.frames;
+    return Event::frame;
+  }
+}
+
+}  // namespace terse::decoder::detail

@@ -1,0 +1,388 @@
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <iterator>
+#include <stdexcept>
+
+#include <fmt/args.h>
+#include <fmt/format.h>
+
+#include <terse/decoder.hpp>
+#include <terse/schema.hpp>
+
+namespace terse::decoder {
+namespace {
+
+using schema::TypeTag;
+
+// Hands each argument to fmt as the type the writer's fmt::format would
+// have seen after its own argument mapping, so the output is identical.
+void push_arg(fmt::dynamic_format_arg_store<fmt::format_context>& store, const Arg& a) {
+  switch (static_cast<TypeTag>(a.tag)) {
+    case TypeTag::i8:
+    case TypeTag::i16:
+    case TypeTag::i32:
+      store.push_back(static_cast<int>(a.i));
+      return;
+    case TypeTag::i64:
+      store.push_back(static_cast<long long>(a.i));
+      return;
+    case TypeTag::u8:
+    case TypeTag::u16:
+    case TypeTag::u32:
+      store.push_back(static_cast<unsigned>(a.u));
+      return;
+    case TypeTag::u64:
+      store.push_back(static_cast<unsigned long long>(a.u));
+      return;
+    case TypeTag::boolean:
+      store.push_back(a.b);
+      return;
+    case TypeTag::character:
+      store.push_back(a.c);
+      return;
+    case TypeTag::f32:
+      store.push_back(a.f32);
+      return;
+    case TypeTag::f64:
+      store.push_back(a.f64);
+      return;
+    case TypeTag::f80:
+    case TypeTag::f128:
+      store.push_back(a.f80);
+      return;
+    case TypeTag::string:
+      store.push_back(a.null_string ? fmt::string_view("(null)") : fmt::string_view(a.text.data(), a.text.size()));
+      return;
+    case TypeTag::pointer:
+      store.push_back(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
+      return;
+  }
+  store.push_back(0);
+}
+
+bool dynamic_value_in_bounds(const Arg& a) {
+  switch (static_cast<TypeTag>(a.tag)) {
+    case TypeTag::i8:
+    case TypeTag::i16:
+    case TypeTag::i32:
+    case TypeTag::i64:
+      return a.i <= kMaxWidthOrPrecision;  // negatives: fmt rejects them itself
+    case TypeTag::u8:
+    case TypeTag::u16:
+    case TypeTag::u32:
+    case TypeTag::u64:
+      return a.u <= static_cast<std::uint64_t>(kMaxWidthOrPrecision);
+    default:
+      return true;  // not an integer: fmt rejects it itself
+  }
+}
+
+void append_raw(std::string& out, const Record& record) {
+  const Site& site = *record.site;
+  out += "<unformattable> ";
+  out += site.format;
+  for (const Arg& a : record.args) {
+    out += " | ";
+    if (static_cast<TypeTag>(a.tag) == TypeTag::string) {
+      out.append(a.text);
+    } else {
+      fmt::dynamic_format_arg_store<fmt::format_context> store;
+      push_arg(store, a);
+      try {
+        fmt::vformat_to(std::back_inserter(out), "{}", store);
+      } catch (const fmt::format_error&) {
+        out += '?';
+      }
+    }
+  }
+}
+
+thread_local fmt::dynamic_format_arg_store<fmt::format_context> t_store;
+
+}  // namespace
+
+const char* level_name(std::uint8_t level) { return schema::level_name(level); }
+
+bool render_message(const Record& record, std::string& out, std::string* error) {
+  if (record.kind == RecordKind::dropped) {
+    std::string first, last;
+    append_time(first, record.dropped_first_ns, TimeStyle{});
+    append_time(last, record.dropped_last_ns, TimeStyle{});
+    fmt::format_to(std::back_inserter(out), "{} records dropped on thread {} between {} and {}",
+                   record.dropped_count, record.thread->os_tid ? record.thread->os_tid : record.thread->index, first,
+                   last);
+    return true;
+  }
+  const Site& site = *record.site;
+  std::string why;
+  if (!site.check.ok) {
+    why = site.check.error;
+  } else {
+    for (std::uint16_t index : site.check.dynamic_args) {
+      if (!dynamic_value_in_bounds(record.args[index])) {
+        why = "dynamic width or precision over " + std::to_string(kMaxWidthOrPrecision);
+        break;
+      }
+    }
+  }
+  if (why.empty()) {
+    t_store.clear();
+    for (const Arg& a : record.args) push_arg(t_store, a);
+    std::size_t mark = out.size();
+    try {
+      fmt::vformat_to(std::back_inserter(out), fmt::string_view(site.format.data(), site.format.size()), t_store);
+      return true;
+    } catch (const fmt::format_error& e) {
+      out.resize(mark);
+      why = e.what();
+    }
+  }
+  if (error) *error = why;
+  append_raw(out, record);
+  return false;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    unsigned char c = *p;
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          if (c < 0x20 || c == 0x7F) {
+            out += "\\u00";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++p;
+      continue;
+    }
+    // A well-formed UTF-8 sequence passes through; anything else is U+FFFD.
+    std::size_t n = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool valid = n != 0 && static_cast<std::size_t>(end - p) >= n;
+    std::uint32_t cp = n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (std::size_t k = 1; valid && k < n; ++k) {
+      if ((p[k] & 0xC0) != 0x80) valid = false;
+      cp = (cp << 6) | (p[k] & 0x3Fu);
+    }
+    if (valid) {
+      static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = cp >= kMin[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (valid) {
+      out.append(reinterpret_cast<const char*>(p), n);
+      p += n;
+    } else {
+      out += "\\ufffd";
+      ++p;
+    }
+  }
+  out += '"';
+}
+
+namespace {
+
+struct CivilTime {
+  tm parts{};
+  long offset_seconds = 0;
+};
+
+// localtime_r is slow and the same second repeats for many records.
+const CivilTime& civil(std::int64_t seconds, bool utc) {
+  thread_local std::int64_t cached_seconds = INT64_MIN;
+  thread_local bool cached_utc = false;
+  thread_local CivilTime cached;
+  if (seconds != cached_seconds || utc != cached_utc) {
+    time_t t = static_cast<time_t>(seconds);
+    cached = CivilTime{};
+    if (utc) {
+      gmtime_r(&t, &cached.parts);
+    } else {
+      localtime_r(&t, &cached.parts);
+      cached.offset_seconds = cached.parts.tm_gmtoff;
+    }
+    cached_seconds = seconds;
+    cached_utc = utc;
+  }
+  return cached;
+}
+
+void split(std::int64_t unix_ns, std::int64_t& seconds, std::int64_t& nanos) {
+  seconds = unix_ns / 1'000'000'000;
+  nanos = unix_ns % 1'000'000'000;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    --seconds;
+  }
+}
+
+}  // namespace
+
+void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
+  std::int64_t seconds, nanos;
+  split(unix_ns, seconds, nanos);
+  const tm& t = civil(seconds, style.utc).parts;
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:09}", t.tm_year + 1900, t.tm_mon + 1,
+                 t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, nanos);
+}
+
+void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
+  std::int64_t seconds, nanos;
+  split(unix_ns, seconds, nanos);
+  const CivilTime& c = civil(seconds, style.utc);
+  const tm& t = c.parts;
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}", t.tm_year + 1900, t.tm_mon + 1,
+                 t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, nanos);
+  if (style.utc || c.offset_seconds == 0) {
+    out += 'Z';
+  } else {
+    long offset = c.offset_seconds;
+    char sign = offset < 0 ? '-' : '+';
+    if (offset < 0) offset = -offset;
+    fmt::format_to(std::back_inserter(out), "{}{:02}:{:02}", sign, offset / 3600, offset / 60 % 60);
+  }
+}
+
+LinePattern::LinePattern(std::string pattern) : pattern_(std::move(pattern)) {
+  try {
+    std::string probe;
+    fmt::vformat_to(std::back_inserter(probe), pattern_,
+                    fmt::make_format_args(fmt::arg("time", ""), fmt::arg("level", ""), fmt::arg("thread", 0u),
+                                          fmt::arg("file", ""), fmt::arg("line", 0u), fmt::arg("message", "")));
+  } catch (const fmt::format_error& e) {
+    throw std::invalid_argument("bad --format pattern '" + pattern_ + "': " + e.what() +
+                                " (placeholders: {time} {level} {thread} {file} {line} {message})");
+  }
+}
+
+void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style) const {
+  std::string time, message;
+  append_time(time, record.unix_ns, style);
+  render_message(record, message);
+  bool is_log = record.kind == RecordKind::log;
+  std::uint64_t thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
+  fmt::vformat_to(std::back_inserter(out), pattern_,
+                  fmt::make_format_args(fmt::arg("time", time),
+                                        fmt::arg("level", is_log ? level_name(record.site->level) : "warn"),
+                                        fmt::arg("thread", thread),
+                                        fmt::arg("file", is_log ? record.site->file : std::string("terse")),
+                                        fmt::arg("line", is_log ? record.site->line : 0u), fmt::arg("message", message)));
+  out += '\n';
+}
+
+namespace {
+
+void append_json_number(std::string& out, double value) {
+  if (std::isfinite(value)) {
+    fmt::format_to(std::back_inserter(out), "{}", value);
+  } else {
+    append_json_string(out, std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
+  }
+}
+
+void append_json_arg(std::string& out, const Arg& a) {
+  switch (static_cast<TypeTag>(a.tag)) {
+    case TypeTag::i8:
+    case TypeTag::i16:
+    case TypeTag::i32:
+    case TypeTag::i64:
+      fmt::format_to(std::back_inserter(out), "{}", a.i);
+      return;
+    case TypeTag::u8:
+    case TypeTag::u16:
+    case TypeTag::u32:
+    case TypeTag::u64:
+      fmt::format_to(std::back_inserter(out), "{}", a.u);
+      return;
+    case TypeTag::boolean:
+      out += a.b ? "true" : "false";
+      return;
+    case TypeTag::character:
+      append_json_string(out, std::string_view(&a.c, 1));
+      return;
+    case TypeTag::f32:
+      if (std::isfinite(a.f32)) {
+        fmt::format_to(std::back_inserter(out), "{}", a.f32);
+      } else {
+        append_json_number(out, static_cast<double>(a.f32));
+      }
+      return;
+    case TypeTag::f64:
+      append_json_number(out, a.f64);
+      return;
+    case TypeTag::f80:
+    case TypeTag::f128:
+      if (std::isfinite(a.f80)) {
+        fmt::format_to(std::back_inserter(out), "{}", a.f80);
+      } else {
+        append_json_number(out, static_cast<double>(a.f80));
+      }
+      return;
+    case TypeTag::string:
+      if (a.null_string) {
+        out += "null";
+      } else {
+        append_json_string(out, a.text);
+      }
+      return;
+    case TypeTag::pointer:
+      fmt::format_to(std::back_inserter(out), "\"{}\"",
+                     reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
+      return;
+  }
+  out += "null";
+}
+
+}  // namespace
+
+void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
+  std::string message;
+  render_message(record, message);
+  bool is_log = record.kind == RecordKind::log;
+  out += "{\"time\":\"";
+  append_time_rfc3339(out, record.unix_ns, style);
+  out += "\",\"level\":\"";
+  out += is_log ? level_name(record.site->level) : "warn";
+  out += "\",\"thread\":";
+  fmt::format_to(std::back_inserter(out), "{}", record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+  out += ",\"file\":";
+  append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view("terse"));
+  fmt::format_to(std::back_inserter(out), ",\"line\":{},\"message\":", is_log ? record.site->line : 0u);
+  append_json_string(out, message);
+  out += ",\"args\":[";
+  if (is_log) {
+    bool first = true;
+    for (const Arg& a : record.args) {
+      if (!first) out += ',';
+      first = false;
+      append_json_arg(out, a);
+    }
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", record.dropped_count);
+  }
+  out += "]}\n";
+}
+
+}  // namespace terse::decoder

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace terse::detail {
+
+// Layout of one record inside a thread's ring (never on disk): a 16-byte
+// header, then the argument bytes exactly as FORMAT.md §8 stores them,
+// padded so every record starts 8-byte aligned.
+struct RingRecordHeader {
+  std::uint32_t site_id;
+  std::uint32_t args_size;
+  std::uint64_t ticks;
+};
+inline constexpr std::size_t kRingHeaderSize = sizeof(RingRecordHeader);
+// A site id no real site gets: "skip to the start of the ring".
+inline constexpr std::uint32_t kRingWrapMarker = 0xFFFFFFFFu;
+
+constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
+  return (kRingHeaderSize + args_size + 7) & ~std::size_t{7};
+}
+
+// A single-producer single-consumer byte ring owned by one logging thread
+// and drained by the IO thread. The producer touches only its own cache
+// lines until the ring looks full; then it re-reads the consumer position.
+struct ThreadBuffer {
+  // Producer side.
+  alignas(64) std::atomic<std::uint64_t> committed{0};
+  std::uint64_t write_pos = 0;
+  std::uint64_t cached_read = 0;
+  char* data = nullptr;
+  std::uint64_t capacity = 0;  // power of two
+  std::uint64_t dropped_pending = 0;
+  std::uint64_t dropped_first_ticks = 0;
+  std::uint64_t dropped_last_ticks = 0;
+
+  // Consumer side.
+  alignas(64) std::atomic<std::uint64_t> consumed{0};
+
+  // Shared, rarely written.
+  alignas(64) std::atomic<bool> abandoned{false};
+  std::uint32_t index = 0;  // small number that names the thread in files
+  std::uint64_t os_tid = 0;
+  char name[32] = {};
+  std::atomic<std::uint64_t> dropped_total{0};
+  std::atomic<std::uint64_t> high_water{0};
+
+  // Room for `size` contiguous bytes (size already a multiple of 8), or
+  // nullptr when the ring is full. Nothing is visible until commit().
+  char* try_reserve(std::size_t size) noexcept {
+    std::uint64_t pos = write_pos;
+    std::uint64_t offset = pos & (capacity - 1);
+    std::uint64_t to_end = capacity - offset;
+    std::uint64_t needed = size <= to_end ? size : to_end + size;
+    if (pos + needed - cached_read > capacity) {
+      cached_read = consumed.load(std::memory_order_acquire);
+      if (pos + needed - cached_read > capacity) return nullptr;
+    }
+    if (size > to_end) {
+      std::uint32_t marker = kRingWrapMarker;
+      std::memcpy(data + offset, &marker, sizeof marker);
+      pos += to_end;
+      offset = 0;
+    }
+    write_pos = pos + size;
+    return data + offset;
+  }
+
+  void commit() noexcept { committed.store(write_pos, std::memory_order_release); }
+};
+
+constinit inline thread_local ThreadBuffer* tls_buffer = nullptr;
+
+// Slow paths, out of line so that each call site stays small.
+ThreadBuffer* create_thread_buffer();
+// Called when try_reserve failed: waits (block policy) or counts a drop
+// (drop policy, returns nullptr).
+char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept;
+// Emits the control record that reports earlier drops, then reserves.
+char* reserve_after_drops(ThreadBuffer& buffer, std::size_t size) noexcept;
+// The largest record a ring of this thread accepts.
+std::size_t max_record_size(const ThreadBuffer& buffer) noexcept;
+
+}  // namespace terse::detail

@@ -1,0 +1,209 @@
+#pragma once
+
+// Compile-time side of argument encoding: which types can be logged, the
+// type tag each one gets, and how its bytes are laid out (FORMAT.md §8).
+
+#include <array>
+#include <cfloat>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <terse/schema.hpp>
+
+namespace terse::detail {
+
+using schema::TypeTag;
+
+template <typename>
+inline constexpr bool unsupported_type = false;
+
+template <typename T>
+inline constexpr bool is_char_pointer = std::is_same_v<T, const char*> || std::is_same_v<T, char*>;
+
+template <typename T>
+inline constexpr bool is_char_array = std::is_array_v<T> && std::is_same_v<std::remove_extent_t<T>, char>;
+
+template <typename T>
+inline constexpr bool is_string_like = is_char_pointer<T> || is_char_array<T> ||
+                                       std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view>;
+
+template <typename T>
+inline constexpr bool is_void_pointer =
+    std::is_same_v<T, void*> || std::is_same_v<T, const void*> || std::is_same_v<T, std::nullptr_t>;
+
+// The tag a decayed argument type is stored under. fmt formats all integers
+// of one signedness alike, so the narrowest width that holds the value is
+// kept: the decoder widens it back exactly as fmt would.
+template <typename T>
+constexpr TypeTag natural_tag() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return TypeTag::boolean;
+  } else if constexpr (std::is_same_v<T, char>) {
+    return TypeTag::character;
+  } else if constexpr (std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> ||
+                       std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>) {
+    static_assert(unsupported_type<T>, "terse: wide and Unicode character types cannot be logged");
+    return TypeTag::character;
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) <= 8) {
+    constexpr bool s = std::is_signed_v<T>;
+    if constexpr (sizeof(T) == 1) return s ? TypeTag::i8 : TypeTag::u8;
+    if constexpr (sizeof(T) == 2) return s ? TypeTag::i16 : TypeTag::u16;
+    if constexpr (sizeof(T) == 4) return s ? TypeTag::i32 : TypeTag::u32;
+    if constexpr (sizeof(T) == 8) return s ? TypeTag::i64 : TypeTag::u64;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return TypeTag::f32;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return TypeTag::f64;
+  } else if constexpr (std::is_same_v<T, long double>) {
+    if constexpr (LDBL_MANT_DIG == 64) return TypeTag::f80;
+    if constexpr (LDBL_MANT_DIG == 113) return TypeTag::f128;
+    if constexpr (LDBL_MANT_DIG == 53) return TypeTag::f64;
+  } else if constexpr (is_string_like<T>) {
+    return TypeTag::string;
+  } else if constexpr (is_void_pointer<T>) {
+    return TypeTag::pointer;
+  } else {
+    static_assert(unsupported_type<T>, "terse: this argument type cannot be logged (yet)");
+    return TypeTag::string;
+  }
+}
+
+// Finds which arguments a format string presents with `p`. fmt prints a
+// `const char*` under `{:p}` as its address, so such an argument is stored
+// as a pointer instead of as text. Runs at compile time only.
+constexpr void mark_pointer_presentations(std::string_view format, bool* marked, std::size_t count) {
+  std::size_t next_auto = 0;
+  std::size_t i = 0;
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < format.size()) {
+    char c = format[i];
+    if (c != '{') {
+      ++i;
+      continue;
+    }
+    if (i + 1 < format.size() && format[i + 1] == '{') {
+      i += 2;
+      continue;
+    }
+    ++i;
+    std::size_t id = 0;
+    if (i < format.size() && is_digit(format[i])) {
+      while (i < format.size() && is_digit(format[i])) id = id * 10 + static_cast<std::size_t>(format[i++] - '0');
+    } else {
+      id = next_auto++;
+    }
+    while (i < format.size() && format[i] != ':' && format[i] != '}') ++i;
+    char last = 0;
+    if (i < format.size() && format[i] == ':') {
+      ++i;
+      while (i < format.size() && format[i] != '}') {
+        if (format[i] == '{') {
+          if (i + 1 < format.size() && format[i + 1] == '}') ++next_auto;
+          while (i < format.size() && format[i] != '}') ++i;
+          last = 0;
+        } else {
+          last = format[i];
+        }
+        ++i;
+      }
+    }
+    if (last == 'p' && id < count) marked[id] = true;
+    ++i;
+  }
+}
+
+template <typename... Args>
+struct Signature {
+  static constexpr std::size_t size = sizeof...(Args);
+
+  static constexpr std::array<std::uint8_t, sizeof...(Args)> tags(std::string_view format) {
+    std::array<std::uint8_t, sizeof...(Args)> result{};
+    if constexpr (sizeof...(Args) > 0) {
+      bool pointer_presented[sizeof...(Args)] = {};
+      mark_pointer_presentations(format, pointer_presented, sizeof...(Args));
+      std::size_t i = 0;
+      ((result[i] = static_cast<std::uint8_t>((is_char_pointer<Args> || is_char_array<Args>) && pointer_presented[i]
+                                                  ? TypeTag::pointer
+                                                  : natural_tag<Args>()),
+        ++i),
+       ...);
+    }
+    return result;
+  }
+};
+
+// Never called: the macro takes the argument types from its return type
+// without evaluating the arguments.
+template <typename... Args>
+Signature<std::remove_cvref_t<Args>...> signature_of(const Args&...);
+
+template <typename... Args>
+int discard(const Args&...);
+
+// FORMAT.md §8: a null `const char*` is stored as a string of this length.
+inline constexpr std::uint32_t kNullStringLength = 0xFFFFFFFFu;
+
+template <typename T>
+inline std::size_t string_length(const T& value) noexcept {
+  if constexpr (is_char_pointer<T>) {
+    return value ? std::strlen(value) : 0;
+  } else if constexpr (is_char_array<T>) {
+    return ::strnlen(value, std::extent_v<T>);
+  } else {
+    return value.size();
+  }
+}
+
+template <typename T>
+inline const char* string_data(const T& value) noexcept {
+  if constexpr (is_char_pointer<T> || is_char_array<T>) {
+    return value;
+  } else {
+    return value.data();
+  }
+}
+
+// Bytes of one encoded argument given its tag; `text_length` is the length
+// a string will be stored with.
+template <std::uint8_t Tag, typename T>
+inline std::size_t encoded_size(const T& value, std::uint32_t& text_length) noexcept {
+  if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::string)) {
+    std::size_t n = string_length(value);
+    text_length = static_cast<std::uint32_t>(n > schema::kStringLengthMask ? schema::kStringLengthMask : n);
+    return 4 + text_length;
+  } else {
+    (void)value;
+    (void)text_length;
+    return static_cast<std::size_t>(schema::type_tag_size(Tag));
+  }
+}
+
+template <std::uint8_t Tag, typename T>
+inline char* encode_arg(char* out, const T& value, std::uint32_t text_length, bool truncated) noexcept {
+  if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::string)) {
+    std::uint32_t header = text_length | (truncated ? schema::kStringTruncatedBit : 0u);
+    if constexpr (is_char_pointer<T>) {
+      if (value == nullptr) header = kNullStringLength;
+    }
+    std::memcpy(out, &header, 4);
+    if (text_length != 0) std::memcpy(out + 4, string_data(value), text_length);
+    return out + 4 + text_length;
+  } else if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::pointer)) {
+    std::uint64_t address = 0;
+    if constexpr (!std::is_same_v<T, std::nullptr_t>)
+      address = reinterpret_cast<std::uintptr_t>(static_cast<const void*>(value));
+    std::memcpy(out, &address, 8);
+    return out + 8;
+  } else {
+    constexpr int size = schema::type_tag_size(Tag);
+    static_assert(size > 0 && static_cast<std::size_t>(size) <= sizeof(T));
+    std::memcpy(out, &value, static_cast<std::size_t>(size));
+    return out + size;
+  }
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,198 @@
+// terse: compile-time registered binary logging.
+//
+//   terse::Config cfg;
+//   cfg.directory = "logs";
+//   terse::start(cfg);
+//   TERSE_INFO("user {} logged in from {} in {:.3f} ms", user_id, ip, ms);
+//   terse::stop();
+//
+// Nothing is formatted at the call site: each call copies its raw arguments
+// into the calling thread's buffer and the `terse` CLI formats them later,
+// byte for byte as fmt::format would.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/core.h>
+
+#include <terse/detail/buffer.hpp>
+#include <terse/detail/clock.hpp>
+#include <terse/detail/encode.hpp>
+#include <terse/detail/site.hpp>
+#include <terse/schema.hpp>
+
+namespace terse {
+
+enum class Level : std::uint8_t {
+#define TERSE_X(name, value) name = value,
+  TERSE_SCHEMA_LEVELS(TERSE_X)
+#undef TERSE_X
+      off = schema::kLevelCount,
+};
+
+// What a logging call does when its thread's buffer is full.
+enum class Overflow : std::uint8_t {
+  block,  // wait for the IO thread: nothing is lost
+  drop,   // return at once; the loss is counted and written into the log
+};
+
+struct Config {
+  std::string directory = "logs";  // created if missing
+  std::string name = "app";        // files are DIRECTORY/NAME-YYYYMMDD-NNN.tlog
+  Level level = Level::info;       // runtime minimum level
+  Overflow overflow = Overflow::block;
+  std::size_t thread_buffer_bytes = std::size_t{1} << 20;  // per logging thread; a power of two
+  std::uint64_t roll_bytes = std::uint64_t{256} << 20;     // start a new file past this size
+  bool roll_daily = true;                                  // and at local midnight
+  int compression_level = 1;                               // zstd level; 0 writes frames uncompressed
+  // How long the IO thread holds records back so that records of different
+  // threads come out in time order even when a thread is preempted mid-call.
+  std::chrono::microseconds ordering_window{2000};
+  // Runtime failures (a write error, a file that cannot be opened) are
+  // reported here, on the IO thread; by default they go to stderr.
+  std::function<void(const std::string&)> on_error;
+};
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Validates the config, creates the directory, opens the first file and
+// starts the IO thread. Throws terse::Error on a bad config or an unwritable
+// directory. Calls made before start() are discarded.
+void start(const Config& config);
+// Returns once every record logged before the call is written to the file.
+void flush();
+// Drains everything, closes the file and stops the IO thread. Runs at exit
+// when the program does not call it; calls made afterwards are discarded.
+void stop();
+
+void set_level(Level level) noexcept;
+Level level() noexcept;
+
+namespace detail {
+
+inline std::atomic<int> g_level{static_cast<int>(Level::off)};
+
+inline bool level_enabled(Level level) noexcept {
+  return g_level.load(std::memory_order_relaxed) <= static_cast<int>(level);
+}
+
+// Shortens strings so that a record fits the thread's ring (FORMAT.md §8:
+// the stored length then carries the truncated bit). Rare, so out of line.
+std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t* text_lengths, bool* truncated,
+                        const bool* is_string, std::size_t count) noexcept;
+
+template <auto Tags, typename... Args, std::size_t... I>
+inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&... args) noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = create_thread_buffer();
+    if (buffer == nullptr) return;
+  }
+  constexpr std::size_t count = sizeof...(Args);
+  std::uint32_t text_lengths[count + 1] = {};
+  bool truncated[count + 1] = {};
+  std::size_t args_size = (std::size_t{0} + ... + encoded_size<Tags[I]>(args, text_lengths[I]));
+  std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
+  if (__builtin_expect(args_size > limit, 0)) {
+    constexpr bool is_string[count + 1] = {(Tags[I] == static_cast<std::uint8_t>(TypeTag::string))...};
+    constexpr std::size_t fixed_size =
+        (std::size_t{0} + ... +
+         (Tags[I] == static_cast<std::uint8_t>(TypeTag::string)
+              ? 4
+              : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
+    args_size = fit_strings(fixed_size, limit, text_lengths, truncated, is_string, count);
+  }
+  std::size_t stride = ring_stride(args_size);
+  char* out = buffer->dropped_pending == 0 ? buffer->try_reserve(stride) : nullptr;
+  if (__builtin_expect(out == nullptr, 0)) {
+    out = reserve_slow(*buffer, stride);
+    if (out == nullptr) return;
+  }
+  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
+  std::memcpy(out, &header, sizeof header);
+  char* cursor = out + kRingHeaderSize;
+  ((cursor = encode_arg<Tags[I]>(cursor, args, text_lengths[I], truncated[I])), ...);
+  buffer->commit();
+}
+
+// The format_string parameter is where fmt checks the format against the
+// argument types at compile time; its value is not needed at run time.
+template <auto Tags, typename... Args>
+inline void log(Site& site, fmt::format_string<Args...>, const Args&... args) noexcept {
+  std::uint32_t id = site.id.load(std::memory_order_acquire);
+  if (__builtin_expect(id == 0, 0)) {
+    id = register_site(site);
+    if (id == 0) return;
+  }
+  log_impl<Tags>(id, std::index_sequence_for<Args...>{}, args...);
+}
+
+}  // namespace detail
+}  // namespace terse
+
+// Calls below TERSE_MIN_LEVEL (0 = trace … 5 = critical, 6 = all off) are
+// removed at compile time: neither their strings nor their code reach the
+// binary.
+#ifndef TERSE_MIN_LEVEL
+#define TERSE_MIN_LEVEL 0
+#endif
+
+// The level check comes first, so a disabled call evaluates no argument.
+#define TERSE_LOG(level_value, format_literal, ...)                                                                \
+  do {                                                                                                           \
+    if (::terse::detail::level_enabled(level_value)) {                                                           \
+      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                             \
+      static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                               \
+      static constinit ::terse::detail::Site terse_site_{format_literal,                                         \
+                                                         __FILE__,                                               \
+                                                         __LINE__,                                               \
+                                                         static_cast<std::uint8_t>(level_value),                 \
+                                                         static_cast<std::uint8_t>(terse_signature_::size),      \
+                                                         terse_tags_.data()};                                    \
+      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);                 \
+    }                                                                                                            \
+  } while (false)
+
+#define TERSE_DETAIL_STRIPPED(...)                             \
+  do {                                                         \
+    (void)sizeof(::terse::detail::discard(__VA_ARGS__));       \
+  } while (false)
+
+#if TERSE_MIN_LEVEL <= 0
+#define TERSE_TRACE(...) TERSE_LOG(::terse::Level::trace, __VA_ARGS__)
+#else
+#define TERSE_TRACE(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif
+#if TERSE_MIN_LEVEL <= 1
+#define TERSE_DEBUG(...) TERSE_LOG(::terse::Level::debug, __VA_ARGS__)
+#else
+#define TERSE_DEBUG(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif
+#if TERSE_MIN_LEVEL <= 2
+#define TERSE_INFO(...) TERSE_LOG(::terse::Level::info, __VA_ARGS__)
+#else
+#define TERSE_INFO(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif
+#if TERSE_MIN_LEVEL <= 3
+#define TERSE_WARN(...) TERSE_LOG(::terse::Level::warn, __VA_ARGS__)
+#else
+#define TERSE_WARN(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif
+#if TERSE_MIN_LEVEL <= 4
+#define TERSE_ERROR(...) TERSE_LOG(::terse::Level::error, __VA_ARGS__)
+#else
+#define TERSE_ERROR(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif
+#if TERSE_MIN_LEVEL <= 5
+#define TERSE_CRITICAL(...) TERSE_LOG(::terse::Level::critical, __VA_ARGS__)
+#else
+#define TERSE_CRITICAL(...) TERSE_DETAIL_STRIPPED(__VA_ARGS__)
+#endif

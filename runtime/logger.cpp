@@ -1,0 +1,735 @@
+// start/flush/stop and the two stages behind them: the collector drains the
+// thread buffers in time order into a batch, the writer compresses the
+// previous batch and appends it to the current file.
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zstd.h>
+
+#include <terse/wire.hpp>
+
+#include "internal.hpp"
+
+namespace terse {
+namespace detail {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr std::size_t kBatchTargetBytes = 256 * 1024;
+constexpr std::size_t kBatchCount = 3;
+constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
+constexpr const char* kWriterName = "terse 0.1.0";
+
+struct Calibration {
+  std::uint64_t ticks = 0;
+  std::int64_t unix_ns = 0;
+  double ticks_per_second = 1e9;
+};
+
+// One unit of work handed from the collector to the writer.
+struct Batch {
+  std::string dictionary;  // FORMAT.md §6 entries new in this batch
+  std::string records;     // FORMAT.md §7 payload
+  std::uint64_t last_ticks = 0;
+  std::size_t record_count = 0;
+  bool calibration_changed = false;
+  Calibration calibration;
+  std::uint64_t flush_sequence = 0;  // non-zero: completes that flush once written
+  bool last = false;                 // the collector has stopped
+
+  void clear() {
+    dictionary.clear();
+    records.clear();
+    last_ticks = 0;
+    record_count = 0;
+    calibration_changed = false;
+    flush_sequence = 0;
+    last = false;
+  }
+};
+
+void append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level,
+                  ZSTD_CCtx* cctx, std::string& scratch) {
+  std::uint8_t flags = 0;
+  std::string_view stored = payload;
+  if (level > 0 && payload.size() >= 64) {
+    scratch.resize(ZSTD_compressBound(payload.size()));
+    std::size_t n = ZSTD_compressCCtx(cctx, scratch.data(), scratch.size(), payload.data(), payload.size(), level);
+    if (!ZSTD_isError(n) && n < payload.size()) {
+      stored = std::string_view(scratch.data(), n);
+      flags |= schema::kFrameFlagZstd;
+    }
+  }
+  unsigned char header[schema::kFrameHeaderSize] = {};
+  std::memcpy(header, schema::kFrameSync, sizeof schema::kFrameSync);
+  header[4] = static_cast<unsigned char>(type);
+  header[5] = flags;
+  wire::store_le<std::uint32_t>(header + 8, static_cast<std::uint32_t>(stored.size()));
+  wire::store_le<std::uint32_t>(header + 12, static_cast<std::uint32_t>(payload.size()));
+  wire::store_le<std::uint32_t>(header + 16, wire::crc32c(stored.data(), stored.size()));
+  wire::store_le<std::uint32_t>(header + 20, wire::crc32c(header, schema::kFrameHeaderCrcOffset));
+  out.append(reinterpret_cast<const char*>(header), sizeof header);
+  out.append(stored);
+}
+
+std::string calibration_payload(const Calibration& c) {
+  std::string out;
+  wire::put_le<std::uint64_t>(out, c.ticks);
+  wire::put_le<std::int64_t>(out, c.unix_ns);
+  wire::put_le<double>(out, c.ticks_per_second);
+  return out;
+}
+
+void put_entry(std::string& out, std::uint8_t kind, const std::string& body) {
+  out.push_back(static_cast<char>(kind));
+  wire::put_varint(out, body.size());
+  out.append(body);
+}
+
+std::string program_name() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return {};
+  return fs::path(std::string(path, static_cast<std::size_t>(n))).filename().string();
+}
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string local_date(std::int64_t unix_ns) {
+  time_t seconds = static_cast<time_t>(unix_ns / 1'000'000'000);
+  tm parts{};
+  localtime_r(&seconds, &parts);
+  char text[40];
+  std::snprintf(text, sizeof text, "%04d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday);
+  return text;
+}
+
+// Lives apart from the Logger and is never destroyed, so that a thread
+// waking the IO thread while stop() runs never touches freed memory.
+struct Wakeup {
+  std::mutex mutex;
+  std::condition_variable cv;
+};
+Wakeup& io_wakeup() {
+  static Wakeup* wakeup = new Wakeup;
+  return *wakeup;
+}
+
+Calibration sample_clock() {
+  Calibration c;
+  std::uint64_t before = ticks();
+  c.unix_ns = realtime_ns();
+  std::uint64_t after = ticks();
+  c.ticks = before + (after - before) / 2;
+  return c;
+}
+
+}  // namespace
+
+class Logger {
+ public:
+  explicit Logger(const Config& config) : config_(config) {
+    if (!config_.on_error) {
+      config_.on_error = [](const std::string& message) { std::fprintf(stderr, "terse: %s\n", message.c_str()); };
+    }
+    calibrate_initial();
+    calibration_written_ = calibration_;
+    for (auto& batch : batches_) free_batches_.push_back(&batch);
+    cctx_ = ZSTD_createCCtx();
+    if (cctx_ == nullptr) throw Error("terse: cannot create a zstd compression context");
+    open_file(true);
+  }
+
+  ~Logger() {
+    if (fd_ >= 0) ::close(fd_);
+    ZSTD_freeCCtx(cctx_);
+  }
+
+  void run() {
+    collector_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "terse-collect");
+      collect_loop();
+    });
+    writer_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "terse-write");
+      write_loop();
+    });
+  }
+
+  void flush() {
+    std::uint64_t sequence = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    wake_io_thread();
+    std::unique_lock lock(mutex_);
+    flushed_.wait(lock, [&] { return flush_completed_ >= sequence || writer_done_; });
+  }
+
+  void stop() {
+    stop_requested_.store(true, std::memory_order_release);
+    wake_io_thread();
+    collector_.join();
+    writer_.join();
+  }
+
+ private:
+  // ---- collector --------------------------------------------------------
+
+  struct Cursor {
+    ThreadBuffer* buffer;
+    std::uint64_t position;
+    std::uint64_t end;
+    RingRecordHeader header;
+    const char* args;
+  };
+
+  // Moves the cursor onto its next record; false when it has none left.
+  static bool load(Cursor& cursor) {
+    ThreadBuffer& b = *cursor.buffer;
+    while (cursor.position < cursor.end) {
+      std::uint64_t offset = cursor.position & (b.capacity - 1);
+      std::uint32_t site_id;
+      std::memcpy(&site_id, b.data + offset, sizeof site_id);
+      if (site_id == kRingWrapMarker) {
+        cursor.position += b.capacity - offset;
+        continue;
+      }
+      std::memcpy(&cursor.header, b.data + offset, sizeof cursor.header);
+      cursor.args = b.data + offset + kRingHeaderSize;
+      return true;
+    }
+    return false;
+  }
+
+  void calibrate_initial() {
+    anchor_ = sample_clock();
+#if TERSE_CLOCK_TSC
+    std::this_thread::sleep_for(2ms);
+    Calibration later = sample_clock();
+    anchor_.ticks_per_second =
+        static_cast<double>(later.ticks - anchor_.ticks) * 1e9 / static_cast<double>(later.unix_ns - anchor_.unix_ns);
+    calibration_ = later;
+    calibration_.ticks_per_second = anchor_.ticks_per_second;
+#else
+    anchor_.ticks_per_second = 1e9;
+    calibration_ = anchor_;
+#endif
+    window_ticks_ = static_cast<std::uint64_t>(static_cast<double>(config_.ordering_window.count()) * 1e-6 *
+                                               calibration_.ticks_per_second);
+  }
+
+  // The rate is measured over the whole time since start, so it sharpens
+  // as the process runs; the anchor follows the wall clock.
+  void recalibrate(Batch& batch) {
+    Calibration now = sample_clock();
+    if (now.unix_ns - calibration_.unix_ns < kCalibrationPeriodNs) return;
+#if TERSE_CLOCK_TSC
+    if (now.unix_ns > anchor_.unix_ns && now.ticks > anchor_.ticks) {
+      now.ticks_per_second =
+          static_cast<double>(now.ticks - anchor_.ticks) * 1e9 / static_cast<double>(now.unix_ns - anchor_.unix_ns);
+    } else {
+      now.ticks_per_second = calibration_.ticks_per_second;
+    }
+#else
+    now.ticks_per_second = 1e9;
+#endif
+    calibration_ = now;
+    batch.calibration_changed = true;
+    batch.calibration = calibration_;
+  }
+
+  void refresh_buffers() {
+    auto& registry = buffer_registry();
+    std::uint64_t generation = registry.generation.load(std::memory_order_acquire);
+    if (generation == buffers_generation_) return;
+    std::lock_guard lock(registry.mutex);
+    buffers_ = registry.buffers;
+    buffers_generation_ = registry.generation.load(std::memory_order_relaxed);
+  }
+
+  void release_abandoned() {
+    bool changed = false;
+    for (ThreadBuffer* b : buffers_) {
+      if (!b->abandoned.load(std::memory_order_acquire)) continue;
+      if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) continue;
+      auto& registry = buffer_registry();
+      {
+        std::lock_guard lock(registry.mutex);
+        std::erase(registry.buffers, b);
+        registry.generation.fetch_add(1, std::memory_order_release);
+      }
+      destroy_thread_buffer(b);
+      changed = true;
+    }
+    if (changed) {
+      buffers_generation_ = 0;
+      refresh_buffers();
+    }
+  }
+
+  void describe_site(Batch& batch, std::uint32_t id) {
+    if (id == schema::kControlSiteId) return;
+    if (id >= sites_written_.size()) sites_written_.resize(std::max<std::size_t>(id + 1, sites_written_.size() * 2));
+    if (sites_written_[id]) return;
+    const Site* site = site_by_id(id);
+    while (site == nullptr) {  // published by a racing first call; visible momentarily
+      std::this_thread::yield();
+      site = site_by_id(id);
+    }
+    std::string body;
+    wire::put_varint(body, id);
+    body.push_back(static_cast<char>(site->level));
+    wire::put_varint(body, site->line);
+    wire::put_bytes(body, site->file);
+    wire::put_bytes(body, site->format);
+    wire::put_varint(body, site->arg_count);
+    body.append(reinterpret_cast<const char*>(site->arg_tags), site->arg_count);
+    put_entry(batch.dictionary, static_cast<std::uint8_t>(schema::DictKind::site), body);
+    sites_written_[id] = true;
+  }
+
+  void describe_thread(Batch& batch, const ThreadBuffer& b) {
+    if (b.index >= threads_written_.size())
+      threads_written_.resize(std::max<std::size_t>(b.index + 1, threads_written_.size() * 2));
+    if (threads_written_[b.index]) return;
+    std::string body;
+    wire::put_varint(body, b.index);
+    wire::put_varint(body, b.os_tid);
+    wire::put_bytes(body, std::string_view(b.name, ::strnlen(b.name, sizeof b.name)));
+    put_entry(batch.dictionary, static_cast<std::uint8_t>(schema::DictKind::thread), body);
+    threads_written_[b.index] = true;
+  }
+
+  void append_record(Batch& batch, const Cursor& c) {
+    describe_site(batch, c.header.site_id);
+    describe_thread(batch, *c.buffer);
+    if (batch.record_count == 0) {
+      wire::put_le<std::uint64_t>(batch.records, c.header.ticks);
+      batch.last_ticks = c.header.ticks;
+    }
+    wire::put_varint(batch.records, c.header.site_id);
+    wire::put_varint(batch.records, c.buffer->index);
+    wire::put_varint(batch.records,
+                     wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
+    wire::put_varint(batch.records, c.header.args_size);
+    batch.records.append(c.args, c.header.args_size);
+    batch.last_ticks = c.header.ticks;
+    ++batch.record_count;
+  }
+
+  // Drains every buffer up to what it had committed when the pass began, in
+  // time order, stopping at `cutoff`. Returns the number of records taken.
+  std::size_t drain(std::uint64_t cutoff, Batch*& batch) {
+    cursors_.clear();
+    for (ThreadBuffer* b : buffers_) {
+      Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
+               nullptr};
+      if (load(c)) cursors_.push_back(c);
+    }
+    auto later = [](const Cursor& a, const Cursor& b) { return a.header.ticks > b.header.ticks; };
+    std::make_heap(cursors_.begin(), cursors_.end(), later);
+    std::size_t taken = 0;
+    while (!cursors_.empty()) {
+      std::pop_heap(cursors_.begin(), cursors_.end(), later);
+      Cursor& c = cursors_.back();
+      if (c.header.ticks > cutoff) {
+        c.buffer->consumed.store(c.position, std::memory_order_release);
+        cursors_.pop_back();
+        continue;  // this thread's later records wait for the next pass
+      }
+      append_record(*batch, c);
+      ++taken;
+      c.position += ring_stride(c.header.args_size);
+      if (batch->records.size() >= kBatchTargetBytes) {
+        publish_consumed();
+        c.buffer->consumed.store(c.position, std::memory_order_release);
+        submit(batch);
+        batch = take_batch();
+      }
+      if (load(c)) {
+        std::push_heap(cursors_.begin(), cursors_.end(), later);
+      } else {
+        c.buffer->consumed.store(c.position, std::memory_order_release);
+        cursors_.pop_back();
+      }
+    }
+    return taken;
+  }
+
+  void publish_consumed() {
+    for (Cursor& c : cursors_) c.buffer->consumed.store(c.position, std::memory_order_release);
+  }
+
+  bool under_pressure() const {
+    for (const ThreadBuffer* b : buffers_) {
+      std::uint64_t used =
+          b->committed.load(std::memory_order_relaxed) - b->consumed.load(std::memory_order_relaxed);
+      if (used > b->capacity / 2) return true;
+    }
+    return false;
+  }
+
+  bool anything_pending() const {
+    for (const ThreadBuffer* b : buffers_) {
+      if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) return true;
+    }
+    return false;
+  }
+
+  void collect_loop() {
+    Batch* batch = take_batch();
+    auto idle_since = std::chrono::steady_clock::now();
+    for (;;) {
+      std::uint64_t flush_target = flush_requested_.load(std::memory_order_acquire);
+      bool stopping = stop_requested_.load(std::memory_order_acquire);
+      bool drain_all = stopping || flush_target > flush_handled_;
+      refresh_buffers();
+      recalibrate(*batch);
+      std::uint64_t now = ticks();
+      std::uint64_t cutoff = drain_all ? UINT64_MAX : under_pressure() ? now : now - window_ticks_;
+      std::size_t taken = drain(cutoff, batch);
+      if (drain_all) {
+        // Records committed during the pass above are earlier than the
+        // flush request only if they were visible when it began; one more
+        // pass picks up whatever the first one raced with.
+        taken += drain(UINT64_MAX, batch);
+      }
+      release_abandoned();
+      if (drain_all) {
+        batch->flush_sequence = flush_target;
+        flush_handled_ = flush_target;
+        if (stopping && !anything_pending()) {
+          batch->last = true;
+          submit(batch);
+          return;
+        }
+      }
+      if (batch->record_count > 0 || batch->calibration_changed || batch->flush_sequence != 0) {
+        submit(batch);
+        batch = take_batch();
+      }
+      if (taken > 0) {
+        idle_since = std::chrono::steady_clock::now();
+        if (!drain_all) std::this_thread::yield();
+        continue;
+      }
+      auto idle_for = std::chrono::steady_clock::now() - idle_since;
+      auto sleep = idle_for < 100ms ? std::chrono::microseconds(std::max<long>(config_.ordering_window.count() / 2, 200))
+                                    : std::chrono::microseconds(10'000);
+      auto& wakeup = io_wakeup();
+      std::unique_lock lock(wakeup.mutex);
+      wakeup.cv.wait_for(lock, sleep, [&] {
+        return stop_requested_.load(std::memory_order_acquire) ||
+               flush_requested_.load(std::memory_order_acquire) > flush_handled_;
+      });
+    }
+  }
+
+  Batch* take_batch() {
+    std::unique_lock lock(mutex_);
+    batch_returned_.wait(lock, [&] { return !free_batches_.empty(); });
+    Batch* batch = free_batches_.back();
+    free_batches_.pop_back();
+    batch->clear();
+    return batch;
+  }
+
+  void submit(Batch* batch) {
+    {
+      std::lock_guard lock(mutex_);
+      full_batches_.push_back(batch);
+    }
+    batch_ready_.notify_one();
+  }
+
+  // ---- writer -----------------------------------------------------------
+
+  void write_loop() {
+    for (;;) {
+      Batch* batch;
+      {
+        std::unique_lock lock(mutex_);
+        batch_ready_.wait(lock, [&] { return !full_batches_.empty(); });
+        batch = full_batches_.front();
+        full_batches_.pop_front();
+      }
+      write_batch(*batch);
+      bool last = batch->last;
+      {
+        std::lock_guard lock(mutex_);
+        if (batch->flush_sequence > flush_completed_) flush_completed_ = batch->flush_sequence;
+        if (last) writer_done_ = true;
+        free_batches_.push_back(batch);
+      }
+      batch_returned_.notify_one();
+      flushed_.notify_all();
+      if (last) return;
+    }
+  }
+
+  void write_batch(const Batch& batch) {
+    dictionary_.append(batch.dictionary);
+    if (batch.calibration_changed) calibration_written_ = batch.calibration;
+    if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return;
+    bool fresh = false;
+    if (fd_ < 0 || file_bytes_ >= config_.roll_bytes ||
+        (config_.roll_daily && local_date(realtime_ns()) != file_date_)) {
+      if (!open_file(false)) return;
+      fresh = true;  // the new file's opening frames already hold the dictionary
+    }
+    out_.clear();
+    int level = config_.compression_level;
+    if (batch.calibration_changed && !fresh)
+      append_frame(out_, schema::FrameType::calibration, calibration_payload(batch.calibration), 0, cctx_, scratch_);
+    if (!batch.dictionary.empty() && !fresh)
+      append_frame(out_, schema::FrameType::dictionary, batch.dictionary, level, cctx_, scratch_);
+    if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
+    write_all(out_);
+  }
+
+  bool write_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        config_.on_error("write to " + path_ + " failed: " + std::strerror(errno));
+        return false;
+      }
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      file_bytes_ += static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+
+  // Sequence numbers continue after those already in the directory for the
+  // day, so a restart never overwrites a file.
+  unsigned next_sequence(const std::string& date) {
+    std::string prefix = config_.name + "-" + date + "-";
+    unsigned highest = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(config_.directory, ec)) {
+      std::string file = entry.path().filename().string();
+      if (file.size() <= prefix.size() + 5 || file.compare(0, prefix.size(), prefix) != 0) continue;
+      if (file.compare(file.size() - 5, 5, ".tlog") != 0) continue;
+      std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - 5);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+        continue;
+      highest = std::max(highest, static_cast<unsigned>(std::stoul(digits)));
+    }
+    return highest + 1;
+  }
+
+  bool open_file(bool throw_on_error) {
+    std::string date = local_date(realtime_ns());
+    if (date != file_date_) {
+      file_date_ = date;
+      sequence_ = next_sequence(date);
+    }
+    for (int attempt = 0; attempt < 1000; ++attempt, ++sequence_) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, "-%s-%03u.tlog", date.c_str(), sequence_);
+      std::string path = (fs::path(config_.directory) / (config_.name + suffix)).string();
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+      if (fd < 0 && errno == EEXIST) continue;
+      if (fd < 0) {
+        std::string message = "cannot create " + path + ": " + std::strerror(errno);
+        if (throw_on_error) throw Error("terse: " + message);
+        config_.on_error(message);
+        return false;
+      }
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = fd;
+      path_ = path;
+      file_bytes_ = 0;
+      ++sequence_;
+      return write_file_start();
+    }
+    std::string message = "no free file name in " + config_.directory;
+    if (throw_on_error) throw Error("terse: " + message);
+    config_.on_error(message);
+    return false;
+  }
+
+  // Preamble, info, calibration and the whole dictionary so far: every file
+  // decodes on its own.
+  bool write_file_start() {
+    out_.clear();
+    out_.append(reinterpret_cast<const char*>(schema::kMagic), sizeof schema::kMagic);
+    wire::put_le<std::uint16_t>(out_, schema::kVersionMajor);
+    wire::put_le<std::uint16_t>(out_, schema::kVersionMinor);
+    wire::put_le<std::uint32_t>(out_, 0);
+    std::string info;
+    auto put_info = [&](schema::InfoKey key, const std::string& value) {
+      put_entry(info, static_cast<std::uint8_t>(key), value);
+    };
+    auto varint_text = [](std::uint64_t v) {
+      std::string s;
+      wire::put_varint(s, v);
+      return s;
+    };
+    put_info(schema::InfoKey::writer, kWriterName);
+    put_info(schema::InfoKey::pid, varint_text(static_cast<std::uint64_t>(::getpid())));
+    put_info(schema::InfoKey::host, host_name());
+    put_info(schema::InfoKey::program, program_name());
+    put_info(schema::InfoKey::file_sequence, varint_text(sequence_));
+    put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : "monotonic");
+    put_info(schema::InfoKey::created_unix_ns, varint_text(static_cast<std::uint64_t>(realtime_ns())));
+    append_frame(out_, schema::FrameType::info, info, 0, cctx_, scratch_);
+    append_frame(out_, schema::FrameType::calibration, calibration_payload(calibration_written_), 0, cctx_,
+                 scratch_);
+    if (!dictionary_.empty())
+      append_frame(out_, schema::FrameType::dictionary, dictionary_, config_.compression_level, cctx_, scratch_);
+    return write_all(out_);
+  }
+
+  Config config_;
+  Calibration anchor_;
+  Calibration calibration_;          // collector's latest
+  Calibration calibration_written_;  // writer's latest
+  std::uint64_t window_ticks_ = 0;
+
+  std::thread collector_;
+  std::thread writer_;
+  std::mutex mutex_;
+  std::condition_variable flushed_;
+  std::condition_variable batch_ready_;
+  std::condition_variable batch_returned_;
+  std::atomic<std::uint64_t> flush_requested_{0};
+  std::uint64_t flush_completed_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  bool writer_done_ = false;
+
+  // Collector-only state.
+  std::vector<ThreadBuffer*> buffers_;
+  std::uint64_t buffers_generation_ = 0;
+  std::vector<Cursor> cursors_;
+  std::vector<bool> sites_written_;
+  std::vector<bool> threads_written_;
+  std::uint64_t flush_handled_ = 0;
+
+  Batch batches_[kBatchCount];
+  std::vector<Batch*> free_batches_;
+  std::deque<Batch*> full_batches_;
+
+  // Writer-only state.
+  ZSTD_CCtx* cctx_ = nullptr;
+  std::string dictionary_;  // every entry written so far, replayed into each new file
+  std::string out_;
+  std::string scratch_;
+  int fd_ = -1;
+  std::string path_;
+  std::string file_date_;
+  unsigned sequence_ = 1;
+  std::uint64_t file_bytes_ = 0;
+
+  friend void terse::start(const Config&);
+};
+
+namespace {
+
+std::mutex g_lifecycle;
+std::unique_ptr<Logger> g_logger;
+std::atomic<bool> g_active{false};
+
+void validate(const Config& config) {
+  if (config.directory.empty()) throw Error("terse: Config::directory is empty");
+  if (config.name.empty()) throw Error("terse: Config::name is empty");
+  if (config.name.find('/') != std::string::npos || config.name == "." || config.name == "..")
+    throw Error("terse: Config::name '" + config.name + "' must be a plain file name prefix, without '/'");
+  std::size_t b = config.thread_buffer_bytes;
+  if (b < 4096 || b > (std::size_t{1} << 30) || (b & (b - 1)) != 0)
+    throw Error("terse: Config::thread_buffer_bytes must be a power of two from 4096 to 1 GiB, not " +
+                std::to_string(b));
+  if (config.roll_bytes < 4096)
+    throw Error("terse: Config::roll_bytes must be at least 4096, not " + std::to_string(config.roll_bytes));
+  if (config.compression_level < 0 || config.compression_level > ZSTD_maxCLevel())
+    throw Error("terse: Config::compression_level must be 0 (store) to " + std::to_string(ZSTD_maxCLevel()) +
+                ", not " + std::to_string(config.compression_level));
+  if (static_cast<int>(config.level) > static_cast<int>(Level::off))
+    throw Error("terse: Config::level is not a valid level");
+  if (config.ordering_window < std::chrono::microseconds(0) || config.ordering_window > std::chrono::seconds(10))
+    throw Error("terse: Config::ordering_window must be between 0 and 10 s");
+  std::error_code ec;
+  fs::create_directories(config.directory, ec);
+  if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());
+  if (!fs::is_directory(config.directory, ec))
+    throw Error("terse: '" + config.directory + "' is not a directory");
+  if (::access(config.directory.c_str(), W_OK | X_OK) != 0)
+    throw Error("terse: directory '" + config.directory + "' is not writable: " + std::strerror(errno));
+}
+
+void stop_at_exit() { terse::stop(); }
+
+}  // namespace
+
+void wake_io_thread() noexcept {
+  auto& wakeup = io_wakeup();
+  { std::lock_guard lock(wakeup.mutex); }  // orders the wake after a waiter's predicate check
+  wakeup.cv.notify_all();
+}
+
+}  // namespace detail
+
+void start(const Config& config) {
+  using namespace detail;
+  std::lock_guard lock(g_lifecycle);
+  if (g_logger) throw Error("terse: start() called while already running; call stop() first");
+  validate(config);
+  auto logger = std::make_unique<Logger>(config);
+  auto& settings = buffer_settings();
+  settings.buffer_bytes.store(config.thread_buffer_bytes, std::memory_order_relaxed);
+  settings.drop_when_full.store(config.overflow == Overflow::drop, std::memory_order_relaxed);
+  settings.running.store(true, std::memory_order_release);
+  logger->run();
+  g_active.store(true, std::memory_order_release);
+  g_logger = std::move(logger);
+  static bool at_exit_registered = (std::atexit(stop_at_exit), true);
+  (void)at_exit_registered;
+  g_level.store(static_cast<int>(config.level), std::memory_order_relaxed);
+}
+
+void flush() {
+  using namespace detail;
+  std::lock_guard lock(g_lifecycle);
+  if (g_logger) g_logger->flush();
+}
+
+void stop() {
+  using namespace detail;
+  std::lock_guard lock(g_lifecycle);
+  if (!g_logger) return;
+  g_level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  g_logger->stop();
+  buffer_settings().running.store(false, std::memory_order_release);
+  g_active.store(false, std::memory_order_release);
+  g_logger.reset();
+}
+
+void set_level(Level level) noexcept {
+  if (detail::g_active.load(std::memory_order_acquire))
+    detail::g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
+
+Level level() noexcept { return static_cast<Level>(detail::g_level.load(std::memory_order_relaxed)); }
+
+}  // namespace terse

@@ -1,0 +1,51 @@
+#include <atomic>
+#include <cstdint>
+
+#include <terse/detail/site.hpp>
+
+namespace terse::detail {
+namespace {
+
+// Two levels so that the table grows without ever moving: a published
+// pointer stays valid for the life of the process.
+constexpr std::uint32_t kChunkBits = 12;
+constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
+constexpr std::uint32_t kChunkCount = 1024;
+
+std::atomic<std::atomic<const Site*>*> g_chunks[kChunkCount];
+std::atomic<std::uint32_t> g_next_id{1};  // 0 is the control-record id
+
+std::atomic<const Site*>* chunk_for(std::uint32_t id, bool create) noexcept {
+  auto& slot = g_chunks[id >> kChunkBits];
+  std::atomic<const Site*>* chunk = slot.load(std::memory_order_acquire);
+  if (chunk != nullptr || !create) return chunk;
+  auto* fresh = new (std::nothrow) std::atomic<const Site*>[kChunkSize]();
+  if (fresh == nullptr) return nullptr;
+  if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) return fresh;
+  delete[] fresh;
+  return chunk;
+}
+
+}  // namespace
+
+std::uint32_t register_site(Site& site) noexcept {
+  std::uint32_t current = site.id.load(std::memory_order_acquire);
+  if (current != 0) return current;
+  std::uint32_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  if (id >= kChunkSize * kChunkCount) return 0;
+  auto* chunk = chunk_for(id, true);
+  if (chunk == nullptr) return 0;
+  // Published before the id, so whoever sees the id finds the site.
+  chunk[id & (kChunkSize - 1)].store(&site, std::memory_order_release);
+  if (site.id.compare_exchange_strong(current, id, std::memory_order_acq_rel)) return id;
+  // Another thread registered this site first; the id taken here stays unused.
+  return current;
+}
+
+const Site* site_by_id(std::uint32_t id) noexcept {
+  if (id >= kChunkSize * kChunkCount) return nullptr;
+  auto* chunk = chunk_for(id, false);
+  return chunk ? chunk[id & (kChunkSize - 1)].load(std::memory_order_acquire) : nullptr;
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,123 @@
+// The primitive encodings of FORMAT.md §1, shared by writer and reader:
+// little-endian integers, LEB128 varints, zigzag, and the CRC-32C checksum.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include <boost/crc.hpp>
+
+namespace terse::wire {
+
+static_assert(std::endian::native == std::endian::little,
+              "terse writes its little-endian format with plain copies; a big-endian port must swap bytes here");
+
+template <typename T>
+inline void put_le(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+template <typename T>
+inline T get_le(const unsigned char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+template <typename T>
+inline void store_le(unsigned char* p, T value) {
+  std::memcpy(p, &value, sizeof(T));
+}
+
+inline void put_varint(std::string& out, std::uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>(static_cast<unsigned char>(value) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+inline void put_bytes(std::string& out, std::string_view bytes) {
+  put_varint(out, bytes.size());
+  out.append(bytes);
+}
+
+inline std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+
+inline std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+// A bounds-checked cursor over untrusted bytes: every read fails softly
+// (returns false) instead of running past the end.
+class Reader {
+ public:
+  Reader(const unsigned char* data, std::size_t size) : p_(data), end_(data + size) {}
+  explicit Reader(std::string_view bytes)
+      : Reader(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) {}
+
+  std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
+  const unsigned char* position() const { return p_; }
+  bool empty() const { return p_ == end_; }
+
+  bool varint(std::uint64_t& value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      unsigned char byte = *p_++;
+      if (shift == 63 && byte > 1) return false;
+      value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+
+  template <typename T>
+  bool le(T& value) {
+    if (remaining() < sizeof(T)) return false;
+    std::memcpy(&value, p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
+  }
+
+  bool bytes(std::size_t n, std::string_view& out) {
+    if (remaining() < n) return false;
+    out = std::string_view(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return true;
+  }
+
+  bool skip(std::size_t n) {
+    if (remaining() < n) return false;
+    p_ += n;
+    return true;
+  }
+
+  // varint length, then that many bytes.
+  bool length_prefixed(std::string_view& out, std::size_t max_length) {
+    std::uint64_t n;
+    if (!varint(n) || n > max_length) return false;
+    return bytes(static_cast<std::size_t>(n), out);
+  }
+
+ private:
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+// CRC-32C (Castagnoli), reflected, initial and final XOR 0xFFFFFFFF.
+inline std::uint32_t crc32c(const void* data, std::size_t size) {
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
+  crc.process_bytes(data, size);
+  return crc.checksum();
+}
+
+}  // namespace terse::wire
