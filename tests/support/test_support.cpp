@@ -1,0 +1,74 @@
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace terse::test {
+
+std::vector<std::string> log_files(const std::string& directory) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    if (entry.path().extension() == ".tlog") files.push_back(entry.path().string());
+  }
+  // Names are NAME-YYYYMMDD-NNN.tlog; within one day, order by the number.
+  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return a.size() < b.size();
+    return a < b;
+  });
+  return files;
+}
+
+Line to_line(const decoder::Record& record) {
+  Line line;
+  line.unix_ns = record.unix_ns;
+  line.ticks = record.ticks;
+  line.thread = record.thread->os_tid;
+  line.formatted = decoder::render_message(record, line.message);
+  if (record.kind == decoder::RecordKind::dropped) {
+    line.dropped = true;
+    line.dropped_count = record.dropped_count;
+    return line;
+  }
+  line.level = record.site->level;
+  line.file = record.site->file;
+  line.line = record.site->line;
+  std::string json;
+  decoder::append_json_record(json, record, decoder::TimeStyle{true});
+  auto begin = json.find("\"args\":[");
+  if (begin != std::string::npos) line.json_args.push_back(json.substr(begin + 8, json.size() - begin - 8 - 3));
+  return line;
+}
+
+Decoded decode_files(const std::vector<std::string>& files) {
+  Decoded out;
+  for (const auto& file : files) {
+    out.files.push_back(file);
+    out.summaries.push_back(decoder::decode_file(
+        file, [&](const decoder::Record& r) { out.lines.push_back(to_line(r)); },
+        [&](const decoder::Problem& p) { out.problems.push_back(p); }));
+  }
+  return out;
+}
+
+Decoded decode_bytes(const std::string& bytes) {
+  Decoded out;
+  decoder::StreamDecoder decoder("<memory>", [&](const decoder::Problem& p) { out.problems.push_back(p); });
+  out.summaries.push_back(
+      decoder.decode_bytes(bytes, [&](const decoder::Record& r) { out.lines.push_back(to_line(r)); }));
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace terse::test

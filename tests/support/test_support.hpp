@@ -1,0 +1,85 @@
+// Helpers shared by the tests: a scratch directory, starting the logger into
+// it, and decoding what it wrote with the real decoder.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <terse/decoder.hpp>
+#include <terse/terse.hpp>
+
+namespace terse::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "terse-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+struct Line {
+  std::string message;
+  std::uint8_t level = 0;
+  std::uint64_t thread = 0;  // OS thread id
+  std::string file;
+  std::uint32_t line = 0;
+  std::int64_t unix_ns = 0;
+  std::uint64_t ticks = 0;
+  bool dropped = false;
+  std::uint64_t dropped_count = 0;
+  bool formatted = true;
+  std::vector<std::string> json_args;  // each argument as its JSON text
+};
+
+struct Decoded {
+  std::vector<Line> lines;
+  std::vector<decoder::Problem> problems;
+  std::vector<decoder::Summary> summaries;  // one per file
+  std::vector<std::string> files;           // in decode order
+  bool intact() const {
+    for (const auto& s : summaries)
+      if (!s.intact()) return false;
+    return problems.empty();
+  }
+};
+
+// The .tlog files of a directory in the order the writer created them.
+std::vector<std::string> log_files(const std::string& directory);
+
+Line to_line(const decoder::Record& record);
+Decoded decode_files(const std::vector<std::string>& files);
+inline Decoded decode_dir(const std::string& directory) { return decode_files(log_files(directory)); }
+Decoded decode_bytes(const std::string& bytes);
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+// A config writing into `directory` with everything at its defaults but the
+// level, which lets every call through.
+inline Config test_config(const std::string& directory) {
+  Config config;
+  config.directory = directory;
+  config.name = "test";
+  config.level = Level::trace;
+  return config;
+}
+
+}  // namespace terse::test
