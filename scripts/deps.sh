@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages terse needs, only those that are missing.
+# Usage: scripts/deps.sh [build|test]  (test adds clang, sanitizer runtimes and bench baselines)
+set -euo pipefail
+packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev)
+if [[ ${1:-build} == test ]]; then
+  packages+=(catch2 clang libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "missing Debian packages and not root: run as root or install them: ${missing[*]}" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

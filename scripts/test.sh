@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Quick start, part two: build every configuration and run every test.
+#   release  all tests (and the benchmarks compiled, not run)
+#   tsan     the concurrency tests under ThreadSanitizer
+#   asan     decoder, file and fuzz-corpus tests under AddressSanitizer + UBSan,
+#            then a short libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
+# Usage: scripts/test.sh [release|tsan|asan]...   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh test
+jobs=$(nproc)
+configs=("$@")
+((${#configs[@]})) || configs=(release tsan asan)
+fuzz_seconds=${TERSE_FUZZ_SECONDS:-30}
+
+for config in "${configs[@]}"; do
+  echo "=== $config"
+  case $config in
+    release)
+      cmake -S . -B build/ci-release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERSE_TESTS=ON -DTERSE_BENCH=ON >/dev/null
+      cmake --build build/ci-release -j"$jobs"
+      ctest --test-dir build/ci-release -j2 --output-on-failure
+      ;;
+    tsan)
+      cmake -S . -B build/ci-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+        -DTERSE_SANITIZE=thread -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
+      cmake --build build/ci-tsan -j"$jobs"
+      TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.1} TSAN_OPTIONS=halt_on_error=1 \
+        ctest --test-dir build/ci-tsan -j2 --output-on-failure -L "concurrency|roundtrip"
+      ;;
+    asan)
+      cmake -S . -B build/ci-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+        -DTERSE_SANITIZE=address,undefined -DTERSE_FUZZ=ON -DTERSE_FUZZ_SECONDS="$fuzz_seconds" \
+        -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
+      cmake --build build/ci-asan -j"$jobs"
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files"
+      ;;
+    *)
+      echo "unknown configuration '$config' (release, tsan, asan)" >&2
+      exit 2
+      ;;
+  esac
+done
+echo "=== all tests passed: ${configs[*]}"

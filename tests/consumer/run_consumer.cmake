@@ -1,0 +1,30 @@
+# cmake -P script: install, build the consumer, run it, read its log back
+# with the installed bin/terse.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run(${CMAKE_COMMAND} --install ${TERSE_BUILD_DIR} --prefix ${prefix})
+foreach(expected include/terse/terse.hpp include/terse/schema.hpp bin/terse)
+  if(NOT EXISTS ${prefix}/${expected})
+    message(FATAL_ERROR "install did not produce ${expected}")
+  endif()
+endforeach()
+
+run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/consumer ${WORK_DIR}/logs)
+run(${prefix}/bin/terse cat --format "{level} {message}" ${WORK_DIR}/logs)
+set(expected "info consumer says 42 and 2.50\n")
+if(NOT last_output STREQUAL expected)
+  message(FATAL_ERROR "decoded output was '${last_output}', expected '${expected}'")
+endif()
+message(STATUS "downstream project built against the installed terse and its log decoded")
