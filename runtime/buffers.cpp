@@ -87,8 +87,6 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   delete buffer;
 }
 
-std::size_t max_record_size(const ThreadBuffer& buffer) noexcept { return buffer.capacity / 2; }
-
 // FORMAT.md §7, control record "dropped": kind, count, first and last ticks.
 constexpr std::size_t kDropRecordArgs = 1 + 8 + 8 + 8;
 

@@ -35,6 +35,7 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kBatchTargetBytes = 256 * 1024;
 constexpr std::size_t kBatchCount = 3;
+constexpr auto kMaxBatchDelay = std::chrono::milliseconds(50);
 constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
 constexpr const char* kWriterName = "terse 0.1.0";
 
@@ -365,6 +366,7 @@ class Logger {
         c.buffer->consumed.store(c.position, std::memory_order_release);
         submit(batch);
         batch = take_batch();
+        batch_opened_ = {};
       }
       if (load(c)) {
         std::push_heap(cursors_.begin(), cursors_.end(), later);
@@ -424,12 +426,20 @@ class Logger {
           return;
         }
       }
-      if (batch->record_count > 0 || batch->calibration_changed || batch->flush_sequence != 0) {
+      // Small batches compress badly, so a batch fills until it is big or
+      // has waited long enough for a reader following the file.
+      auto now_steady = std::chrono::steady_clock::now();
+      if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{})
+        batch_opened_ = now_steady;
+      bool due = batch->flush_sequence != 0 ||
+                 (batch->record_count > 0 && now_steady - batch_opened_ >= kMaxBatchDelay);
+      if (due) {
         submit(batch);
         batch = take_batch();
+        batch_opened_ = {};
       }
       if (taken > 0) {
-        idle_since = std::chrono::steady_clock::now();
+        idle_since = now_steady;
         if (!drain_all) std::this_thread::yield();
         continue;
       }
@@ -626,6 +636,7 @@ class Logger {
   std::vector<bool> sites_written_;
   std::vector<bool> threads_written_;
   std::uint64_t flush_handled_ = 0;
+  std::chrono::steady_clock::time_point batch_opened_{};
 
   Batch batches_[kBatchCount];
   std::vector<Batch*> free_batches_;
@@ -657,7 +668,7 @@ void validate(const Config& config) {
   if (config.name.find('/') != std::string::npos || config.name == "." || config.name == "..")
     throw Error("terse: Config::name '" + config.name + "' must be a plain file name prefix, without '/'");
   std::size_t b = config.thread_buffer_bytes;
-  if (b < 4096 || b > (std::size_t{1} << 30) || (b & (b - 1)) != 0)
+  if (b < kMinRingCapacity || b > (std::size_t{1} << 30) || (b & (b - 1)) != 0)
     throw Error("terse: Config::thread_buffer_bytes must be a power of two from 4096 to 1 GiB, not " +
                 std::to_string(b));
   if (config.roll_bytes < 4096)

@@ -100,15 +100,18 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
   std::uint32_t text_lengths[count + 1] = {};
   bool truncated[count + 1] = {};
   std::size_t args_size = (std::size_t{0} + ... + encoded_size<Tags[I]>(args, text_lengths[I]));
-  std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
-  if (__builtin_expect(args_size > limit, 0)) {
-    constexpr bool is_string[count + 1] = {(Tags[I] == static_cast<std::uint8_t>(TypeTag::string))...};
-    constexpr std::size_t fixed_size =
-        (std::size_t{0} + ... +
-         (Tags[I] == static_cast<std::uint8_t>(TypeTag::string)
-              ? 4
-              : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
-    args_size = fit_strings(fixed_size, limit, text_lengths, truncated, is_string, count);
+  constexpr bool has_strings = (false || ... || (Tags[I] == static_cast<std::uint8_t>(TypeTag::string)));
+  constexpr std::size_t fixed_size =
+      (std::size_t{0} + ... +
+       (Tags[I] == static_cast<std::uint8_t>(TypeTag::string) ? 4
+                                                              : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
+  static_assert(fixed_size + kRingHeaderSize <= kMinRingCapacity / 2, "terse: too many arguments in one call");
+  if constexpr (has_strings) {
+    std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
+    if (__builtin_expect(args_size > limit, 0)) {
+      constexpr bool is_string[count + 1] = {(Tags[I] == static_cast<std::uint8_t>(TypeTag::string))...};
+      args_size = fit_strings(fixed_size, limit, text_lengths, truncated, is_string, count);
+    }
   }
   std::size_t stride = ring_stride(args_size);
   char* out = buffer->dropped_pending == 0 ? buffer->try_reserve(stride) : nullptr;

@@ -46,7 +46,6 @@ struct ThreadBuffer {
   std::uint64_t os_tid = 0;
   char name[32] = {};
   std::atomic<std::uint64_t> dropped_total{0};
-  std::atomic<std::uint64_t> high_water{0};
 
   // Room for `size` contiguous bytes (size already a multiple of 8), or
   // nullptr when the ring is full. Nothing is visible until commit().
@@ -81,7 +80,11 @@ ThreadBuffer* create_thread_buffer();
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept;
 // Emits the control record that reports earlier drops, then reserves.
 char* reserve_after_drops(ThreadBuffer& buffer, std::size_t size) noexcept;
-// The largest record a ring of this thread accepts.
-std::size_t max_record_size(const ThreadBuffer& buffer) noexcept;
+// The largest record a ring accepts: half of it, so that a record that
+// must wrap still fits once the ring has drained.
+inline std::size_t max_record_size(const ThreadBuffer& buffer) noexcept { return buffer.capacity / 2; }
+// Rings are never smaller than this (Config validation), so records up to
+// half of it need no size check at all.
+inline constexpr std::size_t kMinRingCapacity = 4096;
 
 }  // namespace terse::detail

@@ -1,0 +1,292 @@
+// Shared by the latency, throughput and decoder harnesses: the timer, the
+// workload every logger is given, and the process/thread accounting.
+#pragma once
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TERSE_BENCH_TSC 1
+#else
+#define TERSE_BENCH_TSC 0
+#endif
+
+namespace bench {
+
+// ---- the workload -----------------------------------------------------------
+
+// Every logger gets the same text: the canonical record of design.md §6 and
+// a 4 KiB payload. Values vary with the record number so that compressed
+// sizes reflect a log whose fields change, not one line repeated.
+inline constexpr const char* kPaths[] = {"/api/v1/users", "/api/v1/orders", "/healthz", "/api/v2/search"};
+
+struct ShortArgs {
+  int request;
+  double took_us;
+  int status;
+  const char* path;
+};
+
+inline ShortArgs short_args(std::uint64_t i) noexcept {
+  return {static_cast<int>(i), 12.5 + static_cast<double>(i % 1000) * 0.25, i % 97 == 0 ? 503 : 200,
+          kPaths[i & 3]};
+}
+
+// Printable, not compressible within itself: one fixed string, so a
+// logger's compressor can only win by noticing records repeat.
+inline std::string make_text(std::size_t size, std::uint32_t seed = 12345) {
+  std::string text(size, ' ');
+  std::uint32_t x = seed;
+  for (auto& c : text) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>('!' + (x >> 24) % 94);
+  }
+  return text;
+}
+
+// ---- the timer ----------------------------------------------------------------
+
+inline void compiler_barrier() noexcept { asm volatile("" ::: "memory"); }
+
+// The fences keep the timed call from drifting out of the timed region in
+// either direction; their own cost is what the empty region measures.
+inline std::uint64_t tsc_begin() noexcept {
+#if TERSE_BENCH_TSC
+  _mm_lfence();
+  std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  compiler_barrier();
+  return t;
+#else
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+#endif
+}
+
+inline std::uint64_t tsc_end() noexcept {
+#if TERSE_BENCH_TSC
+  compiler_barrier();
+  unsigned aux;
+  std::uint64_t t = __rdtscp(&aux);
+  _mm_lfence();
+  return t;
+#else
+  return tsc_begin();
+#endif
+}
+
+// Cheap unfenced read for sampling inside a throughput run, where the
+// fences would slow the very loop being measured.
+inline std::uint64_t tsc_now() noexcept {
+#if TERSE_BENCH_TSC
+  return __rdtsc();
+#else
+  return tsc_begin();
+#endif
+}
+
+inline std::int64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Ticks per nanosecond, measured against CLOCK_MONOTONIC over `span_ns`.
+inline double calibrate_ticks_per_ns(std::int64_t span_ns = 100'000'000) {
+#if TERSE_BENCH_TSC
+  std::int64_t n0 = monotonic_ns();
+  std::uint64_t t0 = __rdtsc();
+  while (monotonic_ns() - n0 < span_ns) {
+  }
+  std::int64_t n1 = monotonic_ns();
+  std::uint64_t t1 = __rdtsc();
+  return static_cast<double>(t1 - t0) / static_cast<double>(n1 - n0);
+#else
+  (void)span_ns;
+  return 1.0;
+#endif
+}
+
+inline void spin_for_ns(std::int64_t ns) noexcept {
+  std::int64_t until = monotonic_ns() + ns;
+  while (monotonic_ns() < until) {
+#if TERSE_BENCH_TSC
+    _mm_pause();
+#endif
+  }
+}
+
+// ---- percentiles --------------------------------------------------------------
+
+inline constexpr double kPercentiles[] = {50, 90, 99, 99.9, 99.99};
+inline constexpr const char* kPercentileNames[] = {"p50", "p90", "p99", "p99.9", "p99.99"};
+
+// Sorts `samples` in place; nearest-rank percentile.
+inline double percentile_sorted(const std::vector<std::uint32_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// ---- CPUs and threads ---------------------------------------------------------
+
+inline std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+// Best effort: a container may forbid it, and the figures are still valid
+// (only noisier) without it.
+inline bool pin_to_cpu(int cpu) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+inline std::uint64_t gettid_u64() noexcept { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+
+inline std::vector<std::uint64_t> thread_ids() {
+  std::vector<std::uint64_t> ids;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] != '.') ids.push_back(std::strtoull(e->d_name, nullptr, 10));
+    }
+    closedir(dir);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+inline std::string thread_name(std::uint64_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// CPU time of another thread of this process in ns. The per-thread CPU
+// clock id is what pthread_getcpuclockid builds from a kernel thread id; it
+// has nanosecond resolution, where /proc/.../stat counts 10 ms ticks, too
+// coarse for runs of a second. The stat file is the fallback.
+inline std::int64_t thread_cpu_ns(std::uint64_t tid) {
+  auto clock = static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
+  timespec ts;
+  if (clock_gettime(clock, &ts) == 0) return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  // Fields after the name: state is field 3, utime 14, stime 15.
+  std::vector<std::string> fields;
+  std::size_t pos = close + 2;
+  while (pos < stat.size() && fields.size() < 13) {
+    auto space = stat.find(' ', pos);
+    fields.push_back(stat.substr(pos, space - pos));
+    if (space == std::string::npos) break;
+    pos = space + 1;
+  }
+  if (fields.size() < 13) return 0;
+  long hz = sysconf(_SC_CLK_TCK);
+  auto ticks = std::strtoll(fields[11].c_str(), nullptr, 10) + std::strtoll(fields[12].c_str(), nullptr, 10);
+  return ticks * (1'000'000'000 / (hz > 0 ? hz : 100));
+}
+
+inline long peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// ---- files ----------------------------------------------------------------------
+
+// A fresh directory under TMPDIR (or the system default), removed by the
+// destructor unless kept.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    std::string pattern = (std::filesystem::temp_directory_path() / ("terse-bench-" + tag + "-XXXXXX")).string();
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    if (mkdtemp(buffer.data()) == nullptr) {
+      std::perror("terse-bench: mkdtemp");
+      std::exit(2);
+    }
+    path_ = buffer.data();
+  }
+  ~TempDir() {
+    if (!keep_) {
+      std::error_code ec;
+      std::filesystem::remove_all(path_, ec);
+    }
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  void keep() { keep_ = true; }
+
+ private:
+  std::string path_;
+  bool keep_ = false;
+};
+
+inline std::uint64_t directory_bytes(const std::string& dir, std::string_view extension = {}) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file()) continue;
+    if (!extension.empty() && entry.path().extension() != extension) continue;
+    total += entry.file_size();
+  }
+  return total;
+}
+
+// A barrier that producers spin on, so every thread starts at once and the
+// timed region holds no thread creation.
+class StartLine {
+ public:
+  explicit StartLine(int parties) : waiting_(parties) {}
+  void arrive_and_wait() noexcept {
+    waiting_.fetch_sub(1, std::memory_order_acq_rel);
+    // Yields rather than spins: with more producers than cores a spinning
+    // thread would hold the core the releasing thread needs.
+    while (!go_.load(std::memory_order_acquire)) sched_yield();
+  }
+  void wait_all_ready() const noexcept {
+    while (waiting_.load(std::memory_order_acquire) > 0) sched_yield();
+  }
+  void release() noexcept { go_.store(true, std::memory_order_release); }
+
+ private:
+  std::atomic<int> waiting_;
+  std::atomic<bool> go_{false};
+};
+
+}  // namespace bench

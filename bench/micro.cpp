@@ -1,0 +1,94 @@
+// Google Benchmark view of one logging call, for terse and, in the same
+// binary, its baselines: fmt::format_to into memory (the floor for
+// formatting at the call site) and spdlog's async logger. Names read
+// CASE/LOGGER so that the runner can line the loggers up per case.
+//
+// The loggers run for real: their IO threads drain while the loop runs, so
+// a call that outruns its IO thread waits for it and the figure is the
+// sustained cost per call, not the cost into an empty buffer.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <string>
+
+#include "baselines.hpp"
+#include "harness.hpp"
+
+namespace {
+
+const std::string g_text200 = bench::make_text(200);
+const std::string g_text4k = bench::make_text(4096);
+bench::SpdlogAsync g_spdlog;
+
+// One case, three loggers, the same format string and arguments; `i` is
+// the iteration number, so the values change from call to call.
+#define BENCH_CASE(case_name, format, ...)                                                                      \
+  void BM_##case_name##_terse(benchmark::State& state) {                                                        \
+    std::uint64_t i = 0;                                                                                        \
+    for (auto _ : state) {                                                                                      \
+      ++i;                                                                                                      \
+      TERSE_INFO(format __VA_OPT__(, ) __VA_ARGS__);                                                            \
+    }                                                                                                           \
+    (void)i;                                                                                                    \
+    state.SetItemsProcessed(state.iterations());                                                               \
+  }                                                                                                             \
+  void BM_##case_name##_fmt(benchmark::State& state) {                                                          \
+    std::uint64_t i = 0;                                                                                        \
+    fmt::memory_buffer buffer;                                                                                  \
+    for (auto _ : state) {                                                                                      \
+      ++i;                                                                                                      \
+      buffer.clear();                                                                                           \
+      fmt::format_to(std::back_inserter(buffer), format __VA_OPT__(, ) __VA_ARGS__);                            \
+      benchmark::DoNotOptimize(buffer.data());                                                                  \
+      benchmark::ClobberMemory();                                                                               \
+    }                                                                                                           \
+    (void)i;                                                                                                    \
+    state.SetItemsProcessed(state.iterations());                                                               \
+  }                                                                                                             \
+  void BM_##case_name##_spdlog(benchmark::State& state) {                                                       \
+    std::uint64_t i = 0;                                                                                        \
+    auto& logger = g_spdlog;                                                                                    \
+    for (auto _ : state) {                                                                                      \
+      ++i;                                                                                                      \
+      logger.raw().info(format __VA_OPT__(, ) __VA_ARGS__);                                                     \
+    }                                                                                                           \
+    (void)i;                                                                                                    \
+    state.SetItemsProcessed(state.iterations());                                                               \
+  }                                                                                                             \
+  BENCHMARK(BM_##case_name##_terse)->Name(#case_name "/terse");                                                 \
+  BENCHMARK(BM_##case_name##_fmt)->Name(#case_name "/fmt_format_to");                                           \
+  BENCHMARK(BM_##case_name##_spdlog)->Name(#case_name "/spdlog_async");
+
+BENCH_CASE(no_args, "service ready")
+BENCH_CASE(three_ints, "counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42)
+BENCH_CASE(canonical, "request {} took {} us status {} path {}", static_cast<int>(i),
+           12.5 + static_cast<double>(i & 1023) * 0.25, 200, "/api/v1/users")
+BENCH_CASE(string_200, "text {}", std::string_view(g_text200))
+BENCH_CASE(string_4k, "text {}", std::string_view(g_text4k))
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  auto cpus = bench::allowed_cpus();
+  bench::pin_to_cpu(cpus.back());
+
+  bench::TempDir terse_dir("micro-terse");
+  bench::TempDir spdlog_dir("micro-spdlog");
+  bench::TerseLogger terse_logger;
+  terse_logger.start(terse_dir.path());
+  g_spdlog.start(spdlog_dir.path());
+
+  benchmark::RunSpecifiedBenchmarks();
+
+  terse_logger.flush();
+  g_spdlog.flush();
+  std::fprintf(stderr, "micro: terse wrote %.1f MiB, spdlog %.1f MiB\n",
+               static_cast<double>(bench::directory_bytes(terse_dir.path())) / (1 << 20),
+               static_cast<double>(bench::directory_bytes(spdlog_dir.path())) / (1 << 20));
+  terse_logger.stop();
+  g_spdlog.stop();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,224 @@
+#include "file_helpers.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
+
+extern char** environ;
+
+namespace terse::test {
+
+std::size_t FrameAt::payload() const { return offset + schema::kFrameHeaderSize; }
+std::size_t FrameAt::end() const { return payload() + stored; }
+
+std::vector<FrameAt> frames_of(const std::string& bytes) {
+  std::vector<FrameAt> frames;
+  REQUIRE(bytes.size() >= schema::kPreambleSize);
+  REQUIRE(std::memcmp(bytes.data(), schema::kMagic, sizeof schema::kMagic) == 0);
+  std::size_t at = schema::kPreambleSize;
+  while (at < bytes.size()) {
+    REQUIRE(at + schema::kFrameHeaderSize <= bytes.size());
+    const auto* h = reinterpret_cast<const unsigned char*>(bytes.data()) + at;
+    REQUIRE(std::memcmp(h, schema::kFrameSync, sizeof schema::kFrameSync) == 0);
+    FrameAt f;
+    f.offset = at;
+    f.type = h[4];
+    f.flags = h[5];
+    f.stored = wire::get_le<std::uint32_t>(h + 8);
+    f.raw = wire::get_le<std::uint32_t>(h + 12);
+    REQUIRE(f.end() <= bytes.size());
+    frames.push_back(f);
+    at = f.end();
+  }
+  return frames;
+}
+
+std::vector<FrameAt> frames_of_type(const std::string& bytes, std::uint8_t type) {
+  std::vector<FrameAt> out;
+  for (const auto& f : frames_of(bytes))
+    if (f.type == type) out.push_back(f);
+  return out;
+}
+
+void increment_byte(std::string& bytes, std::size_t offset, int delta) {
+  REQUIRE(offset < bytes.size());
+  bytes[offset] = static_cast<char>(static_cast<unsigned char>(bytes[offset]) + delta);
+}
+
+void flip_byte(std::string& bytes, std::size_t offset) {
+  REQUIRE(offset < bytes.size());
+  bytes[offset] = static_cast<char>(static_cast<unsigned char>(bytes[offset]) ^ 0xFF);
+}
+
+void put_u16(std::string& bytes, std::size_t offset, std::uint16_t value) {
+  REQUIRE(offset + 2 <= bytes.size());
+  std::memcpy(bytes.data() + offset, &value, 2);
+}
+
+void put_u32(std::string& bytes, std::size_t offset, std::uint32_t value) {
+  REQUIRE(offset + 4 <= bytes.size());
+  std::memcpy(bytes.data() + offset, &value, 4);
+}
+
+std::uint32_t get_u32(const std::string& bytes, std::size_t offset) {
+  REQUIRE(offset + 4 <= bytes.size());
+  std::uint32_t value;
+  std::memcpy(&value, bytes.data() + offset, 4);
+  return value;
+}
+
+void shrink_size(std::string& bytes, const FrameAt& frame, std::uint32_t by) {
+  std::uint32_t stored = get_u32(bytes, frame.offset + 8);
+  REQUIRE(stored >= by);
+  put_u32(bytes, frame.offset + 8, stored - by);
+}
+
+void fix_checksum(std::string& bytes, const FrameAt& frame, bool payload_too) {
+  if (payload_too) {
+    std::uint32_t stored = get_u32(bytes, frame.offset + 8);
+    REQUIRE(frame.payload() + stored <= bytes.size());
+    put_u32(bytes, frame.offset + 16, wire::crc32c(bytes.data() + frame.payload(), stored));
+  }
+  put_u32(bytes, frame.offset + schema::kFrameHeaderCrcOffset,
+          wire::crc32c(bytes.data() + frame.offset, schema::kFrameHeaderCrcOffset));
+}
+
+Sample write_sample(const std::string& directory, int groups, int per_group, int compression_level,
+                    const std::string& tag) {
+  Config config = test_config(directory);
+  config.compression_level = compression_level;
+  terse::start(config);
+  Sample sample;
+  int n = 0;
+  for (int g = 0; g < groups; ++g) {
+    for (int i = 0; i < per_group; ++i, ++n) {
+      switch (n % 4) {
+        case 0:
+          TERSE_INFO("{} record {} int {} double {:.3f}", tag, n, -n * 7, n * 0.5);
+          sample.messages.push_back(fmt::format("{} record {} int {} double {:.3f}", tag, n, -n * 7, n * 0.5));
+          break;
+        case 1: {
+          std::string text(static_cast<std::size_t>(n % 13), 'x');
+          TERSE_WARN("{} record {} text '{}' bool {}", tag, n, text, n % 3 == 0);
+          sample.messages.push_back(fmt::format("{} record {} text '{}' bool {}", tag, n, text, n % 3 == 0));
+          break;
+        }
+        case 2: {
+          auto hex = static_cast<unsigned>(n * 31);
+          char c = static_cast<char>('a' + n % 26);
+          TERSE_DEBUG("{} record {} hex {:#x} char {}", tag, n, hex, c);
+          sample.messages.push_back(fmt::format("{} record {} hex {:#x} char {}", tag, n, hex, c));
+          break;
+        }
+        default: {
+          float f = static_cast<float>(n) / 4;
+          std::uint64_t big = static_cast<std::uint64_t>(n) << 40;
+          TERSE_ERROR("{} record {} float {} u64 {}", tag, n, f, big);
+          sample.messages.push_back(fmt::format("{} record {} float {} u64 {}", tag, n, f, big));
+          break;
+        }
+      }
+    }
+    terse::flush();
+  }
+  terse::stop();
+  auto files = log_files(directory);
+  REQUIRE(files.size() == 1);
+  sample.path = files[0];
+  sample.bytes = read_file(sample.path);
+  return sample;
+}
+
+std::vector<std::size_t> records_through(const std::string& bytes, const std::vector<FrameAt>& frames) {
+  std::vector<std::size_t> counts;
+  for (const auto& f : frames) counts.push_back(decode_bytes(bytes.substr(0, f.end())).lines.size());
+  return counts;
+}
+
+std::vector<std::string> messages_of(const Decoded& decoded) {
+  std::vector<std::string> out;
+  for (const auto& line : decoded.lines) out.push_back(line.message);
+  return out;
+}
+
+bool any_problem_at(const Decoded& decoded, std::uint64_t offset) {
+  for (const auto& p : decoded.problems)
+    if (p.offset == offset) return true;
+  return false;
+}
+
+std::string describe(const Decoded& decoded) {
+  std::ostringstream s;
+  s << decoded.lines.size() << " records, " << decoded.problems.size() << " problems";
+  for (const auto& p : decoded.problems) s << "\n  offset " << p.offset << ": " << p.what;
+  return s.str();
+}
+
+const char* terse_cli_path() { return TERSE_CLI_PATH; }
+
+namespace {
+
+std::string temp_file() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "terse-cli-XXXXXX").string();
+  int fd = ::mkstemp(pattern.data());
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  return pattern;
+}
+
+}  // namespace
+
+Run run_terse(const std::vector<std::string>& args, const std::string& stdin_path) {
+  std::string out_path = temp_file();
+  std::string err_path = temp_file();
+  std::vector<std::string> storage{terse_cli_path()};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_TRUNC, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0);
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
+
+  Run run;
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+  run.out = read_file(out_path);
+  run.err = read_file(err_path);
+  ::unlink(out_path.c_str());
+  ::unlink(err_path.c_str());
+  return run;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+}  // namespace terse::test
