@@ -1,0 +1,189 @@
+// Per-call latency: each call is timed alone with the TSC, in bursts of
+// `--burst` calls followed by a spin of `--pause-ns`, so that the IO thread
+// keeps up and what is measured is the call, not a full buffer. The cost of
+// an empty timed region is measured the same way and printed; it is
+// included in every figure, as it is in the published figures of other
+// loggers measured this way.
+//
+//   terse_bench_latency [--calls N] [--burst N] [--pause-ns NS] [--csv FILE]
+//
+// The human table goes to stdout; --csv writes one line per row:
+//   calibration,ticks_per_ns,VALUE
+//   latency,PRODUCERS,LOGGER,p50,p90,p99,p99.9,p99.99,max   (nanoseconds)
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baselines.hpp"
+#include "harness.hpp"
+
+namespace {
+
+struct Options {
+  std::size_t calls = 400'000;  // per producer
+  std::size_t burst = 20;
+  std::int64_t pause_ns = 10'000;
+  std::string csv;
+};
+
+struct Row {
+  int producers;
+  std::string logger;
+  double values[6];  // the percentiles, then max, in ns
+};
+
+double g_ticks_per_ns = 1;
+std::vector<Row> g_rows;
+
+Row summarize(int producers, const std::string& logger, std::vector<std::uint32_t>& ticks) {
+  std::sort(ticks.begin(), ticks.end());
+  Row row{producers, logger, {}};
+  for (std::size_t k = 0; k < std::size(bench::kPercentiles); ++k)
+    row.values[k] = bench::percentile_sorted(ticks, bench::kPercentiles[k]) / g_ticks_per_ns;
+  row.values[5] = ticks.empty() ? 0 : ticks.back() / g_ticks_per_ns;
+  return row;
+}
+
+std::uint32_t clamp_ticks(std::uint64_t t) { return t > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(t); }
+
+template <typename Logger>
+void produce(Logger& logger, int cpu, const Options& options, std::vector<std::uint32_t>& samples,
+             bench::StartLine& start_line) {
+  bench::pin_to_cpu(cpu);
+  samples.assign(options.calls, 0);  // touched now, not inside the timed loop
+  // Warm-up: first-call registration, thread buffer creation, cold caches.
+  for (std::size_t n = 0; n < 2000; ++n) {
+    logger.log_short(bench::short_args(n));
+    if (n % options.burst == options.burst - 1) bench::spin_for_ns(options.pause_ns);
+  }
+  start_line.arrive_and_wait();
+  std::size_t n = 0;
+  while (n < options.calls) {
+    std::size_t end = std::min(options.calls, n + options.burst);
+    for (; n < end; ++n) {
+      auto args = bench::short_args(n);
+      std::uint64_t t0 = bench::tsc_begin();
+      logger.log_short(args);
+      std::uint64_t t1 = bench::tsc_end();
+      samples[n] = clamp_ticks(t1 - t0);
+    }
+    bench::spin_for_ns(options.pause_ns);
+  }
+}
+
+template <typename Logger>
+void measure(Logger& logger, const std::vector<int>& cpus, const Options& options) {
+  bench::TempDir dir("latency");
+  logger.start(dir.path());
+  std::vector<std::vector<std::uint32_t>> samples(cpus.size());
+  bench::StartLine start_line(static_cast<int>(cpus.size()));
+  std::vector<std::thread> producers;
+  for (std::size_t p = 0; p < cpus.size(); ++p) {
+    producers.emplace_back(
+        [&, p] { produce(logger, cpus[p], options, samples[p], start_line); });
+  }
+  start_line.wait_all_ready();
+  start_line.release();
+  for (auto& t : producers) t.join();
+  logger.flush();
+  logger.stop();
+  std::vector<std::uint32_t> all;
+  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  g_rows.push_back(summarize(static_cast<int>(cpus.size()), logger.name(), all));
+}
+
+void measure_empty(int cpu, const Options& options) {
+  std::vector<std::uint32_t> samples(options.calls);
+  std::thread([&] {
+    bench::pin_to_cpu(cpu);
+    for (std::size_t n = 0; n < options.calls; ++n) {
+      std::uint64_t t0 = bench::tsc_begin();
+      std::uint64_t t1 = bench::tsc_end();
+      samples[n] = clamp_ticks(t1 - t0);
+      if (n % options.burst == options.burst - 1) bench::spin_for_ns(options.pause_ns);
+    }
+  }).join();
+  g_rows.push_back(summarize(1, "empty-timed-region", samples));
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "latency: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--calls") o.calls = std::stoull(value());
+    else if (arg == "--burst") o.burst = std::max<std::size_t>(1, std::stoull(value()));
+    else if (arg == "--pause-ns") o.pause_ns = std::stoll(value());
+    else if (arg == "--csv") o.csv = value();
+    else {
+      std::fprintf(stderr, "usage: %s [--calls N] [--burst N] [--pause-ns NS] [--csv FILE]\n", argv[0]);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse(argc, argv);
+  g_ticks_per_ns = bench::calibrate_ticks_per_ns();
+  auto cpus = bench::allowed_cpus();
+  // One producer on the last CPU leaves the first to the IO threads; two
+  // producers take the first two CPUs (and share them with the IO threads
+  // on a 2-core machine).
+  std::vector<int> one{cpus.back()};
+  std::vector<int> two{cpus[0], cpus.size() > 1 ? cpus[1] : cpus[0]};
+
+  measure_empty(cpus.back(), options);
+  {
+    bench::TerseLogger terse_logger;
+    bench::SpdlogAsync spdlog_logger;
+    bench::Fprintf fprintf_logger(40 * 1024);
+    bench::FmtToMemory fmt_logger;
+    measure(terse_logger, one, options);
+    measure(spdlog_logger, one, options);
+    measure(fprintf_logger, one, options);
+    measure(fmt_logger, one, options);
+    measure(terse_logger, two, options);
+    measure(spdlog_logger, two, options);
+    measure(fprintf_logger, two, options);
+    measure(fmt_logger, two, options);
+  }
+
+  std::printf("latency per call in ns (timing cost included), %zu calls per producer, bursts of %zu, "
+              "pause %lld ns, %.3f ticks/ns, CPUs",
+              options.calls, options.burst, static_cast<long long>(options.pause_ns), g_ticks_per_ns);
+  for (int c : cpus) std::printf(" %d", c);
+  std::printf("\n\n%-10s %-20s", "producers", "logger");
+  for (const char* name : bench::kPercentileNames) std::printf(" %9s", name);
+  std::printf(" %10s\n", "max");
+  for (const auto& row : g_rows) {
+    std::printf("%-10d %-20s", row.producers, row.logger.c_str());
+    for (int k = 0; k < 5; ++k) std::printf(" %9.1f", row.values[k]);
+    std::printf(" %10.1f\n", row.values[5]);
+  }
+
+  if (!options.csv.empty()) {
+    std::FILE* out = std::fopen(options.csv.c_str(), "w");
+    if (out == nullptr) {
+      std::perror(options.csv.c_str());
+      return 2;
+    }
+    std::fprintf(out, "calibration,ticks_per_ns,%.6f\n", g_ticks_per_ns);
+    for (const auto& row : g_rows) {
+      std::fprintf(out, "latency,%d,%s", row.producers, row.logger.c_str());
+      for (double v : row.values) std::fprintf(out, ",%.1f", v);
+      std::fprintf(out, "\n");
+    }
+    std::fclose(out);
+  }
+  return 0;
+}
