@@ -39,12 +39,19 @@ class TerseLogger {
   static void log_text(std::string_view text) noexcept { TERSE_INFO("payload {}", text); }
   static void flush() { terse::flush(); }
   static void stop() { terse::stop(); }
-  // The threads terse started; by name, as the runtime names them.
+  // The threads terse started, found by the names the runtime gives them.
+  // Each names itself once running, which may be just after start()
+  // returns, so this waits (briefly) for both.
   std::vector<std::uint64_t> io_threads() const {
     std::vector<std::uint64_t> ids;
-    for (auto tid : thread_ids()) {
-      auto name = thread_name(tid);
-      if (name == "terse-collect" || name == "terse-write") ids.push_back(tid);
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      ids.clear();
+      for (auto tid : thread_ids()) {
+        auto name = thread_name(tid);
+        if (name == "terse-collect" || name == "terse-write") ids.push_back(tid);
+      }
+      if (ids.size() >= 2) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return ids;
   }
@@ -71,6 +78,14 @@ class SpdlogAsync {
     logger_ = std::make_shared<spdlog::async_logger>("bench", spdlog::sinks_init_list{file, flag_}, pool_,
                                                      spdlog::async_overflow_policy::block);
     logger_->set_level(spdlog::level::info);
+    // The worker records its id as it starts; wait so io_threads() is complete.
+    for (;;) {
+      {
+        std::lock_guard lock(mutex_);
+        if (!workers_.empty()) break;
+      }
+      std::this_thread::yield();
+    }
   }
   void log_short(const ShortArgs& a) {
     logger_->info("request {} took {} us status {} path {}", a.request, a.took_us, a.status, a.path);

@@ -28,6 +28,7 @@ class FrameReader {
   Event next(Frame& frame);
 
   void report(std::uint64_t offset, std::string what);
+  void report_torn_tail(std::uint64_t offset, std::string what);
 
  private:
   std::size_t available() const { return end_ - pos_; }

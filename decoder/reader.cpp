@@ -35,7 +35,12 @@ FrameReader::FrameReader(int fd, std::string_view memory, std::string source, co
 
 void FrameReader::report(std::uint64_t offset, std::string what) {
   ++summary_.damaged;
-  if (reporter_) reporter_(Problem{source_, offset, std::move(what)});
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false});
+}
+
+void FrameReader::report_torn_tail(std::uint64_t offset, std::string what) {
+  summary_.torn_tail = true;
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what), true});
 }
 
 bool FrameReader::fill(std::size_t need) {
@@ -103,8 +108,7 @@ FrameReader::Event FrameReader::next(Frame& frame) {
             !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
           report(0, "not a terse log file (no magic number)");
         } else if (available() > 0) {
-          summary_.torn_tail = true;
-          report(base_offset_ + pos_, "file ends inside its preamble");
+          report_torn_tail(base_offset_ + pos_, "file ends inside its preamble");
         }
         return Event::end;
       }
@@ -116,7 +120,13 @@ FrameReader::Event FrameReader::next(Frame& frame) {
         continue;
       }
       auto major = wire::get_le<std::uint16_t>(p + 8);
-      if (major != schema::kVersionMajor) {
+      if (wire::crc32c(p, schema::kPreambleCrcOffset) !=
+          wire::get_le<std::uint32_t>(p + schema::kPreambleCrcOffset)) {
+        // A damaged version field must not cost the whole file: the frames
+        // carry their own checksums, so read on as the version we know.
+        report(offset, "preamble checksum mismatch; reading on as format version " +
+                           std::to_string(schema::kVersionMajor));
+      } else if (major != schema::kVersionMajor) {
         report(offset, "format version " + std::to_string(major) + "." +
                            std::to_string(wire::get_le<std::uint16_t>(p + 10)) + " is not supported (this decoder reads " +
                            std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
@@ -128,9 +138,8 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     }
     if (!fill(schema::kFrameHeaderSize)) {
       if (available() > 0) {
-        summary_.torn_tail = true;
-        report(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
-                                        " bytes); the writer stopped mid-write");
+        report_torn_tail(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
+                                                  " bytes); the writer stopped mid-write");
       }
       return Event::end;
     }
@@ -157,9 +166,9 @@ FrameReader::Event FrameReader::next(Frame& frame) {
       continue;
     }
     if (!fill(schema::kFrameHeaderSize + stored)) {
-      summary_.torn_tail = true;
-      report(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
-                         std::to_string(schema::kFrameHeaderSize + stored) + " bytes); the writer stopped mid-write");
+      report_torn_tail(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
+                                   std::to_string(schema::kFrameHeaderSize + stored) +
+                                   " bytes); the writer stopped mid-write");
       pos_ = end_;
       return Event::end;
     }

@@ -104,14 +104,15 @@ thread_local fmt::dynamic_format_arg_store<fmt::format_context> t_store;
 
 const char* level_name(std::uint8_t level) { return schema::level_name(level); }
 
-bool render_message(const Record& record, std::string& out, std::string* error) {
+bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
   if (record.kind == RecordKind::dropped) {
+    TimeStyle zone = style ? *style : TimeStyle{};
     std::string first, last;
-    append_time(first, record.dropped_first_ns, TimeStyle{});
-    append_time(last, record.dropped_last_ns, TimeStyle{});
-    fmt::format_to(std::back_inserter(out), "{} records dropped on thread {} between {} and {}",
-                   record.dropped_count, record.thread->os_tid ? record.thread->os_tid : record.thread->index, first,
-                   last);
+    append_time(first, record.dropped_first_ns, zone);
+    append_time(last, record.dropped_last_ns, zone);
+    fmt::format_to(std::back_inserter(out), "{} record{} dropped on thread {} between {} and {}",
+                   record.dropped_count, record.dropped_count == 1 ? "" : "s",
+                   record.thread->os_tid ? record.thread->os_tid : record.thread->index, first, last);
     return true;
   }
   const Site& site = *record.site;
@@ -280,7 +281,7 @@ LinePattern::LinePattern(std::string pattern) : pattern_(std::move(pattern)) {
 void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style) const {
   std::string time, message;
   append_time(time, record.unix_ns, style);
-  render_message(record, message);
+  render_message(record, message, nullptr, &style);
   bool is_log = record.kind == RecordKind::log;
   std::uint64_t thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
   fmt::vformat_to(std::back_inserter(out), pattern_,
@@ -359,7 +360,7 @@ void append_json_arg(std::string& out, const Arg& a) {
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
   std::string message;
-  render_message(record, message);
+  render_message(record, message, nullptr, &style);
   bool is_log = record.kind == RecordKind::log;
   out += "{\"time\":\"";
   append_time_rfc3339(out, record.unix_ns, style);

@@ -37,7 +37,7 @@ constexpr std::size_t kBatchTargetBytes = 256 * 1024;
 constexpr std::size_t kBatchCount = 3;
 constexpr auto kMaxBatchDelay = std::chrono::milliseconds(50);
 constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
-constexpr const char* kWriterName = "terse 0.1.0";
+constexpr const char* kWriterName = "terse " TERSE_VERSION_STRING;
 
 struct Calibration {
   std::uint64_t ticks = 0;
@@ -89,6 +89,29 @@ void append_frame(std::string& out, schema::FrameType type, std::string_view pay
   wire::store_le<std::uint32_t>(header + 20, wire::crc32c(header, schema::kFrameHeaderCrcOffset));
   out.append(reinterpret_cast<const char*>(header), sizeof header);
   out.append(stored);
+}
+
+// Dictionary frames stay far below the reader's frame limit however many
+// sites a process has: entries are split across frames at entry boundaries.
+constexpr std::size_t kDictionaryFrameBytes = 1 << 20;
+
+void append_dictionary_frames(std::string& out, std::string_view entries, int level, ZSTD_CCtx* cctx,
+                              std::string& scratch) {
+  while (!entries.empty()) {
+    wire::Reader r(entries);
+    std::size_t cut = 0;
+    while (!r.empty()) {
+      std::uint8_t kind;
+      std::string_view body;
+      if (!r.le(kind) || !r.length_prefixed(body, entries.size())) break;
+      std::size_t end = static_cast<std::size_t>(r.position() - reinterpret_cast<const unsigned char*>(entries.data()));
+      if (cut != 0 && end > kDictionaryFrameBytes) break;
+      cut = end;
+    }
+    if (cut == 0) cut = entries.size();
+    append_frame(out, schema::FrameType::dictionary, entries.substr(0, cut), level, cctx, scratch);
+    entries.remove_prefix(cut);
+  }
 }
 
 std::string calibration_payload(const Calibration& c) {
@@ -512,7 +535,7 @@ class Logger {
     if (batch.calibration_changed && !fresh)
       append_frame(out_, schema::FrameType::calibration, calibration_payload(batch.calibration), 0, cctx_, scratch_);
     if (!batch.dictionary.empty() && !fresh)
-      append_frame(out_, schema::FrameType::dictionary, batch.dictionary, level, cctx_, scratch_);
+      append_dictionary_frames(out_, batch.dictionary, level, cctx_, scratch_);
     if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
     write_all(out_);
   }
@@ -571,8 +594,9 @@ class Logger {
       fd_ = fd;
       path_ = path;
       file_bytes_ = 0;
+      bool written = write_file_start();
       ++sequence_;
-      return write_file_start();
+      return written;
     }
     std::string message = "no free file name in " + config_.directory;
     if (throw_on_error) throw Error("terse: " + message);
@@ -587,7 +611,7 @@ class Logger {
     out_.append(reinterpret_cast<const char*>(schema::kMagic), sizeof schema::kMagic);
     wire::put_le<std::uint16_t>(out_, schema::kVersionMajor);
     wire::put_le<std::uint16_t>(out_, schema::kVersionMinor);
-    wire::put_le<std::uint32_t>(out_, 0);
+    wire::put_le<std::uint32_t>(out_, wire::crc32c(out_.data(), schema::kPreambleCrcOffset));
     std::string info;
     auto put_info = [&](schema::InfoKey key, const std::string& value) {
       put_entry(info, static_cast<std::uint8_t>(key), value);
@@ -607,8 +631,7 @@ class Logger {
     append_frame(out_, schema::FrameType::info, info, 0, cctx_, scratch_);
     append_frame(out_, schema::FrameType::calibration, calibration_payload(calibration_written_), 0, cctx_,
                  scratch_);
-    if (!dictionary_.empty())
-      append_frame(out_, schema::FrameType::dictionary, dictionary_, config_.compression_level, cctx_, scratch_);
+    append_dictionary_frames(out_, dictionary_, config_.compression_level, cctx_, scratch_);
     return write_all(out_);
   }
 
@@ -668,8 +691,9 @@ void validate(const Config& config) {
   if (config.name.find('/') != std::string::npos || config.name == "." || config.name == "..")
     throw Error("terse: Config::name '" + config.name + "' must be a plain file name prefix, without '/'");
   std::size_t b = config.thread_buffer_bytes;
-  if (b < kMinRingCapacity || b > (std::size_t{1} << 30) || (b & (b - 1)) != 0)
-    throw Error("terse: Config::thread_buffer_bytes must be a power of two from 4096 to 1 GiB, not " +
+  // A record may take half a ring and must fit one frame (FORMAT.md §3).
+  if (b < kMinRingCapacity || b > schema::kMaxFrameRawSize || (b & (b - 1)) != 0)
+    throw Error("terse: Config::thread_buffer_bytes must be a power of two from 4 KiB to 64 MiB, not " +
                 std::to_string(b));
   if (config.roll_bytes < 4096)
     throw Error("terse: Config::roll_bytes must be at least 4096, not " + std::to_string(config.roll_bytes));

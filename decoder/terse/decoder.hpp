@@ -20,6 +20,9 @@ struct Problem {
   std::string source;
   std::uint64_t offset = 0;
   std::string what;
+  // The input ends inside a frame: the writer stopped mid-write (a crash, or
+  // a live file). Everything before it was read; it is not damage.
+  bool torn_tail = false;
 };
 using Reporter = std::function<void(const Problem&)>;
 
@@ -85,7 +88,7 @@ struct Record {
 struct Summary {
   std::uint64_t frames = 0;
   std::uint64_t records = 0;
-  std::uint64_t damaged = 0;  // problems reported
+  std::uint64_t damaged = 0;  // problems reported, a torn tail not counted
   bool torn_tail = false;
   bool intact() const { return damaged == 0 && !torn_tail; }
 };
@@ -120,7 +123,9 @@ Summary decode_file(const std::string& path, const RecordSink& sink, const Repor
 // Appends the message exactly as fmt::format(site format, args...) would
 // print it; a record the decoder cannot format safely is rendered as the
 // raw format and arguments behind a marker, and `error` says why.
-bool render_message(const Record& record, std::string& out, std::string* error = nullptr);
+struct TimeStyle;
+bool render_message(const Record& record, std::string& out, std::string* error = nullptr,
+                    const TimeStyle* style = nullptr);
 
 // Appends `text` as a JSON string literal; invalid UTF-8 becomes U+FFFD.
 void append_json_string(std::string& out, std::string_view text);

@@ -121,7 +121,7 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
   }
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
-  char* cursor = out + kRingHeaderSize;
+  [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   ((cursor = encode_arg<Tags[I]>(cursor, args, text_lengths[I], truncated[I])), ...);
   buffer->commit();
 }

@@ -10,6 +10,7 @@ namespace terse::schema {
 // FORMAT.md §2 "Preamble".
 inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n', 0x1A};
 inline constexpr std::size_t kPreambleSize = 16;
+inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
 inline constexpr std::uint16_t kVersionMinor = 0;
 

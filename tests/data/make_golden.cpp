@@ -1,4 +1,3 @@
-#line 2 "make_golden.cpp"
 // Writes golden-v1.tlog, the file that pins format version 1 (schema/FORMAT.md).
 // It is run by hand, once per format version, never by ctest: the committed
 // .tlog is the reference, and regenerating it changes what the tests pin.
@@ -8,10 +7,9 @@
 // Then rename the file to golden-v1.tlog and regenerate golden-v1.txt with
 //   TZ=UTC terse cat --utc --format "{level} {thread} {line} {message}" golden-v1.tlog
 // The program prints fmt::format of every record's arguments to stdout, so
-// that text can be compared with what the decoder prints.
-//
-// The #line above keeps the build machine's directory out of the file: the
-// call sites record __FILE__.
+// that text can be compared with what the decoder prints. Build it with the
+// project's CMake, which stores __FILE__ relative to the source tree, so the
+// file carries no path of the build machine.
 #include <pthread.h>
 
 #include <cfloat>
@@ -119,7 +117,7 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {
       std::unique_lock lock(mutex);
       turn_changed.wait(lock, [&] { return turn == 2 * round; });
-      GOLDEN(INFO, "ping {} from the worker, {:.2f}", round, round * 1.25f);
+      GOLDEN(INFO, "ping {} from the worker, {:.2f}", round, static_cast<float>(round) * 1.25f);
       ++turn;
       turn_changed.notify_all();
     }

@@ -5,6 +5,7 @@
 #include <random>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <terse/schema.hpp>
 
@@ -408,18 +409,64 @@ TEST_CASE("two files concatenated decode as one stream, from memory and through 
   CHECK(verify.exit_code == 0);
 }
 
-TEST_CASE("damage in the first of two concatenated files does not spill into the second") {
+namespace {
+
+// A file from "another program": call sites the sample writer never used,
+// so only this file's own dictionary can decode it.
+Sample write_other(const std::string& directory) {
+  terse::start(test_config(directory));
+  Sample sample;
+  for (int i = 0; i < 30; ++i) {
+    TERSE_INFO("other program step {} of {}", i, 30);
+    sample.messages.push_back(fmt::format("other program step {} of {}", i, 30));
+    if (i % 10 == 9) terse::flush();
+  }
+  terse::stop();
+  auto files = log_files(directory);
+  REQUIRE(files.size() == 1);
+  sample.path = files[0];
+  sample.bytes = read_file(sample.path);
+  return sample;
+}
+
+}  // namespace
+
+// Known to fail: on a payload checksum mismatch the reader trusts the torn
+// frame's stored size and skips over the next file's preamble and
+// dictionary, so the second file's records lose their call sites.
+TEST_CASE("a torn first file in a concatenation does not cost the second file anything", "[!mayfail]") {
   TempDir a, b;
   Sample first = write_sample(a.path(), 3, 10, 0, "first");
-  Sample second = write_sample(b.path(), 3, 10, 0, "second");
-  auto frames = frames_of(first.bytes);
-  // Cut the first file mid-frame: the second file's preamble must still be found.
-  std::string bytes = first.bytes.substr(0, frames.back().offset + 30) + second.bytes;
+  Sample second = write_other(b.path());
+  auto records = frames_of_type(first.bytes, kRecordsFrame);
+  REQUIRE(records.size() >= 2);
+  // Cut the first file a few bytes into its last records frame, as a crash
+  // mid-write would, then start the second file right there: the cut frame's
+  // header promises more payload than follows before the next preamble.
+  const FrameAt& torn = records.back();
+  std::string cut = first.bytes.substr(0, torn.payload() + 6);
+  std::string bytes = cut + second.bytes;
+  std::size_t kept = decode_bytes(cut).lines.size();
+  std::vector<std::string> expected(first.messages.begin(), first.messages.begin() + static_cast<long>(kept));
+  expected.insert(expected.end(), second.messages.begin(), second.messages.end());
+
   Decoded decoded = decode_bytes(bytes);
   INFO(describe(decoded));
-  auto messages = messages_of(decoded);
-  REQUIRE(messages.size() >= second.messages.size());
-  CHECK(std::equal(second.messages.begin(), second.messages.end(),
-                   messages.end() - static_cast<long>(second.messages.size())));
-  CHECK_FALSE(decoded.problems.empty());
+  CHECK(messages_of(decoded) == expected);
+  CHECK(any_problem_at(decoded, torn.offset));
+}
+
+TEST_CASE("a file cut at a frame boundary and followed by another decodes both") {
+  TempDir a, b;
+  Sample first = write_sample(a.path(), 3, 10, 0, "first");
+  Sample second = write_other(b.path());
+  auto records = frames_of_type(first.bytes, kRecordsFrame);
+  std::string cut = first.bytes.substr(0, records.back().offset);
+  std::size_t kept = decode_bytes(cut).lines.size();
+  std::vector<std::string> expected(first.messages.begin(), first.messages.begin() + static_cast<long>(kept));
+  expected.insert(expected.end(), second.messages.begin(), second.messages.end());
+  Decoded decoded = decode_bytes(cut + second.bytes);
+  INFO(describe(decoded));
+  CHECK(decoded.intact());
+  CHECK(messages_of(decoded) == expected);
 }

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "roundtrip.hpp"
@@ -36,6 +38,18 @@ std::vector<std::string> json_records(const std::string& directory) {
         [](const terse::decoder::Problem& p) { FAIL("decode problem: " << p.what << " at " << p.offset); });
   }
   return out;
+}
+
+// What start() says when it refuses `config`; any other exception fails
+// the test on its own.
+std::string start_error(const terse::Config& config) {
+  try {
+    terse::start(config);
+  } catch (const terse::Error& e) {
+    return e.what();
+  }
+  terse::stop();
+  return "<start succeeded>";
 }
 
 std::string args_of(const std::string& json) {
@@ -170,8 +184,7 @@ TEST_CASE("start rejects bad configs with terse::Error and a clear message") {
     auto config = test_config(dir.path());
     adjust(config);
     INFO("expected an error mentioning: " << words);
-    CHECK_THROWS_MATCHES(terse::start(config), terse::Error, Catch::Matchers::Contains(words));
-    terse::stop();  // harmless when the failed start left nothing running
+    CHECK_THAT(start_error(config), Contains(words));
   };
   bad([](terse::Config& c) { c.directory.clear(); }, "directory");
   bad([](terse::Config& c) { c.name.clear(); }, "name");
@@ -206,8 +219,7 @@ TEST_CASE("start rejects a directory it cannot write to") {
   std::filesystem::create_directory(locked);
   ::chmod(locked.c_str(), 0500);
   auto config = test_config(locked);
-  CHECK_THROWS_MATCHES(terse::start(config), terse::Error, Catch::Matchers::Contains("not writable"));
-  terse::stop();
+  CHECK_THAT(start_error(config), Contains("not writable"));
   ::chmod(locked.c_str(), 0700);
 }
 
@@ -227,8 +239,7 @@ TEST_CASE("a second start without stop throws and leaves the first logger runnin
   TempDir other;
   terse::start(test_config(dir.path()));
   TERSE_INFO("before {}", 1);
-  CHECK_THROWS_MATCHES(terse::start(test_config(other.path())), terse::Error,
-                       Catch::Matchers::Contains("already running"));
+  CHECK_THAT(start_error(test_config(other.path())), Contains("already running"));
   TERSE_INFO("after {}", 2);
   terse::stop();
   const Decoded decoded = decode_dir(dir.path());
@@ -301,14 +312,21 @@ TEST_CASE("restarting in the same directory writes a second file and both decode
   CHECK(second.lines[1].message == "second run 3");
 }
 
-TEST_CASE("a string longer than the thread buffer is cut, and the record still decodes") {
+namespace {
+
+// Logs a string far larger than a 64 KiB thread buffer, then a normal
+// record, and checks what decodes: the string is cut to fit, the record
+// and the arguments after the string survive.
+void check_oversized_string_is_cut(const std::function<void(const std::function<void()>&)>& run_logging) {
   TempDir dir;
   auto config = test_config(dir.path());
   config.thread_buffer_bytes = 64 * 1024;
   terse::start(config);
   const std::string huge(200 * 1024, 'x');
-  TERSE_INFO("<{}|{}>", huge, 7);
-  TERSE_INFO("after {}", 8);
+  run_logging([&] {
+    TERSE_INFO("<{}|{}>", huge, 7);
+    TERSE_INFO("after {}", 8);
+  });
   terse::stop();
 
   const Decoded decoded = decode_dir(dir.path());
@@ -316,13 +334,31 @@ TEST_CASE("a string longer than the thread buffer is cut, and the record still d
   REQUIRE(decoded.lines.size() == 2);
   const std::string& cut = decoded.lines[0].message;
   INFO("message size " << cut.size());
-  // The cut string keeps a prefix; the arguments after it survive.
   REQUIRE(cut.size() > 1024);
   CHECK(cut.size() < config.thread_buffer_bytes);
   CHECK(cut.front() == '<');
   CHECK(cut.substr(cut.size() - 3) == "|7>");
   CHECK(cut.find_first_not_of('x', 1) == cut.size() - 3);
   CHECK(decoded.lines[1].message == "after 8");
+}
+
+}  // namespace
+
+TEST_CASE("a string longer than the thread buffer is cut, and the record still decodes") {
+  // A fresh thread, so its buffer is created under this config.
+  check_oversized_string_is_cut([](const std::function<void()>& log) { std::thread(log).join(); });
+}
+
+// A thread that logged under an earlier start() keeps the buffer it got
+// then: thread_buffer_bytes of a later start() does not apply to it.
+TEST_CASE("thread_buffer_bytes applies to a thread that logged before a restart", "[!mayfail]") {
+  {
+    TempDir earlier;
+    terse::start(test_config(earlier.path()));  // default 1 MiB buffers
+    TERSE_INFO("gives this thread a buffer");
+    terse::stop();
+  }
+  check_oversized_string_is_cut([](const std::function<void()>& log) { log(); });
 }
 
 TEST_CASE("a null const char* decodes without crashing") {

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Builds the benchmark suite (Release, in its own build directory) and runs
+# all of it: micro-benchmarks, per-call latency, throughput with the §6
+# scenarios, decoder speed. Writes bench/results/results.md and
+# bench/results/latency.svg; the raw CSV stays in the build directory.
+#
+#   bench/run.sh
+#
+# Environment:
+#   TERSE_BENCH_BUILD     build directory (default: build-bench at the repository root)
+#   TERSE_BENCH_MILLIONS  records per throughput run, in millions (default 2)
+#   TERSE_BENCH_CALLS     timed calls per producer in the latency harness (default 400000)
+#   TERSE_BENCH_REPS      repetitions for micro-benchmarks and decoder runs (default 3)
+#
+# Installs nothing: it needs cmake, a C++20 compiler, gnuplot (Debian
+# gnuplot-nox) and the Debian packages libbenchmark-dev, libspdlog-dev,
+# libfmt-dev, libzstd-dev, libcli11-dev and libboost-dev.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${TERSE_BENCH_BUILD:-$root/build-bench}
+millions=${TERSE_BENCH_MILLIONS:-2}
+calls=${TERSE_BENCH_CALLS:-400000}
+reps=${TERSE_BENCH_REPS:-3}
+results=$root/bench/results
+raw=$build/bench-raw
+
+die() {
+  echo "bench/run.sh: $*" >&2
+  exit 1
+}
+
+for tool in cmake c++ gnuplot awk; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found; install it first (Debian: cmake g++ gnuplot-nox gawk)"
+done
+
+started=$(date +%s)
+echo "== build (Release) in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERSE_TESTS=OFF -DTERSE_BENCH=ON >"$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log" >&2; die "cmake configure failed (missing libbenchmark-dev, libspdlog-dev, libfmt-dev, libzstd-dev, libcli11-dev or libboost-dev?)"; }
+rm -f "$build.configure.log"
+cmake --build "$build" -j "$(nproc)" --target terse_bench_micro terse_bench_latency terse_bench_throughput \
+  terse_bench_decode terse_cli >/dev/null || die "build failed; run: cmake --build $build"
+
+rm -rf "$raw"
+mkdir -p "$raw" "$results"
+bin=$build/bench
+
+echo "== micro-benchmarks (median of $reps)"
+"$bin/terse_bench_micro" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+  --benchmark_min_time=0.1 --benchmark_out="$raw/micro.csv" --benchmark_out_format=csv
+
+echo "== latency"
+"$bin/terse_bench_latency" --calls "$calls" --csv "$raw/latency.csv"
+
+echo "== throughput ($millions million records)"
+"$bin/terse_bench_throughput" --millions "$millions" --csv "$raw/throughput.csv" --keep-terse "$raw/terse-logs"
+
+echo "== decoder"
+"$bin/terse_bench_decode" --cli "$build/terse" --dir "$raw/terse-logs" --reps "$reps" --csv "$raw/decode.csv"
+rm -rf "$raw/terse-logs"
+
+# ---- the report ---------------------------------------------------------------
+
+model=$(awk -F: '/^model name/ { sub(/^[ \t]+/, "", $2); print $2; exit }' /proc/cpuinfo)
+cores=$(nproc)
+online=$(grep -c '^processor' /proc/cpuinfo || true)
+kernel=$(uname -sr)
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$commit (with local changes)"; fi
+
+{
+  echo "# terse benchmark results"
+  echo
+  echo "Taken $when on ${model:-unknown CPU}, $cores of $online cores usable, $kernel; commit $commit."
+  echo "Produced by \`bench/run.sh\`; every figure comes from the same run. Ratios say how many times"
+  echo "better terse is: baseline ÷ terse for times, bytes and CPU, terse ÷ baseline for rates."
+  echo
+
+  awk -F, '
+    /^calibration,tsc_step_ns,/ { step = $3 }
+    /^latency,/ { v[$2, $3] = $0; if (!(($2) in seenp)) { seenp[$2] = 1; ps[++np] = $2 } }
+    function cell(line, k,   f) { split(line, f, ","); return f[k + 3] }
+    END {
+      split("p50,p90,p99,p99.9,p99.99,max", names, ",")
+      print "## Latency of one call, ns (TSC, timing cost included)"
+      print ""
+      print "Bursts of 20 calls with a short spin between them, producers pinned. The empty timed"
+      print "region (two fenced TSC reads) costs " cell(v[1, "empty-timed-region"], 1) " ns at the median here."
+      if (step >= 2)
+        print "The TSC advances in steps of " step " ns on this machine, so every figure is a multiple of that."
+      for (i = 1; i <= np; i++) {
+        p = ps[i]
+        print ""
+        print "**" p " producer" (p > 1 ? "s" : "") "**"
+        print ""
+        print "| | terse | spdlog async | × | fprintf 40 KiB | × | fmt::format_to | × |"
+        print "|---|---:|---:|---:|---:|---:|---:|---:|"
+        for (k = 1; k <= 6; k++) {
+          t = cell(v[p, "terse"], k)
+          row = "| " names[k] " | " sprintf("%.0f", t)
+          n = split("spdlog-async,fprintf-40k,fmt::format_to", others, ",")
+          for (o = 1; o <= n; o++) {
+            b = cell(v[p, others[o]], k)
+            row = row " | " sprintf("%.0f", b) " | " (t > 0 ? sprintf("%.1f", b / t) : "–")
+          }
+          print row " |"
+        }
+      }
+      print ""
+    }' "$raw/latency.csv"
+
+  awk -F, '
+    # Google Benchmark CSV: name,iterations,real_time,cpu_time,time_unit,...
+    $1 ~ /_median"?$/ {
+      name = $1; gsub(/"/, "", name); sub(/_median$/, "", name)
+      split(name, parts, "/"); c = parts[1]; l = parts[2]
+      if (!(c in seen)) { seen[c] = 1; cases[++nc] = c }
+      t[c, l] = $3; unit = $5
+    }
+    END {
+      print "## Micro-benchmarks: one call in a loop, ns (wall time, median of the repetitions)"
+      print ""
+      print "The loggers run for real, so a call that outruns its IO thread waits: this is the sustained"
+      print "cost per call. fmt::format_to into memory is the floor for formatting at the call site."
+      print ""
+      print "| case | terse | fmt::format_to | × | spdlog async | × |"
+      print "|---|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= nc; i++) {
+        c = cases[i]; a = t[c, "terse"]; f = t[c, "fmt_format_to"]; s = t[c, "spdlog_async"]
+        printf "| %s | %.1f | %.1f | %.2f | %.1f | %.1f |\n", c, a, f, f / a, s, s / a
+      }
+      if (unit != "ns") print "\n(time unit: " unit ")"
+      print ""
+    }' "$raw/micro.csv"
+
+  awk -F, -v millions="$millions" '
+    /^throughput,/ {
+      run = $2; logger = $3
+      if (!(run in seen)) { seen[run] = 1; runs[++nr] = run }
+      n[run]++; order[run, n[run]] = logger
+      rate[run, logger] = $7; bpr[run, logger] = $9; rss[run, logger] = $10
+      io[run, logger] = $12; p99[run, logger] = $13; zstd[run, logger] = $14; records[run] = $5; threads[run] = $4
+    }
+    function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.1f", a / b) : "–" }
+    function or_dash(x, fmt) { return x == "" ? "–" : sprintf(fmt, x) }
+    END {
+      r = "canonical"
+      print "## Throughput until flushed: canonical record, one producer"
+      print ""
+      print "`request {} took {} us status {} path {}` with int, double, int and a short string, " records[r] " records"
+      print "as fast as one thread can log them; the clock stops when the logger'"'"'s flush returns. IO CPU is"
+      print "the CPU time of the logger'"'"'s own threads (terse-collect + terse-write, spdlog'"'"'s worker)."
+      print ""
+      print "| logger | records/s | terse × | bytes/record | terse × | peak RSS MiB | IO CPU ms per M records | terse × |"
+      print "|---|---:|---:|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n[r]; i++) {
+        l = order[r, i]
+        printf "| %s | %.2f M | %s | %s | %s | %.1f | %s | %s |\n", l, rate[r, l] / 1e6, \
+          (l == "terse" ? "" : ratio(rate[r, "terse"], rate[r, l])), \
+          (bpr[r, l] > 0 ? sprintf("%.2f", bpr[r, l]) : "– (memory)"), \
+          (l == "terse" || bpr[r, l] == 0 ? "" : ratio(bpr[r, l], bpr[r, "terse"])), rss[r, l] / 1024, \
+          or_dash(io[r, l], "%.1f"), (l == "terse" || io[r, l] == "" ? "" : ratio(io[r, l], io[r, "terse"]))
+      }
+      # The yardstick of issue 3: the same log as text, compressed whole.
+      # spdlog'"'"'s text has time, level and logger name, as terse'"'"'s records do
+      # (though its timestamps are whole milliseconds, terse'"'"'s are TSC ticks).
+      l = "spdlog-async"
+      if (zstd[r, l] != "")
+        printf "\nspdlog'"'"'s text of the same records as one file compressed with zstd at its default level: %.2f bytes/record;" \
+          " terse: %.2f, i.e. %s× the text+zstd size.\n", zstd[r, l], bpr[r, "terse"], ratio(bpr[r, "terse"], zstd[r, l])
+      print ""
+      print "## Scenarios (design.md §6)"
+      print ""
+      print "One call in 16 is timed (unfenced TSC pair, included) for the p99. 4 KiB records are printable,"
+      print "incompressible on their own, the same text in every record."
+      print ""
+      print "| scenario | records | logger | records/s | terse × | p99 ns | IO CPU ms per M | bytes/record |"
+      print "|---|---:|---|---:|---:|---:|---:|---:|"
+      for (j = 1; j <= nr; j++) {
+        r = runs[j]
+        if (r == "canonical") continue
+        for (i = 1; i <= n[r]; i++) {
+          l = order[r, i]
+          printf "| %s | %s | %s | %.2f M | %s | %s | %s | %.1f |\n", (i == 1 ? r : ""), (i == 1 ? records[r] : ""), l, \
+            rate[r, l] / 1e6, (l == "terse" ? "" : ratio(rate[r, "terse"], rate[r, l])), or_dash(p99[r, l], "%.0f"), \
+            or_dash(io[r, l], "%.1f"), bpr[r, l]
+        }
+      }
+      print ""
+    }' "$raw/throughput.csv"
+
+  awk -F, '
+    /^decode,/ { rows[++n] = $0 }
+    END {
+      print "## Decoder: the canonical throughput run read back"
+      print ""
+      print "`library-*`: the decoder library rendering into memory; `cli-*`: the built `terse cat` (and"
+      print "`terse cat --json`) writing to /dev/null, median wall time of the repetitions."
+      print ""
+      print "| mode | lines | text MB | lines/s | MB/s | CPU s |"
+      print "|---|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n; i++) {
+        split(rows[i], f, ",")
+        printf "| %s | %d | %.1f | %.2f M | %.1f | %.3f |\n", f[2], f[3], f[4] / 1e6, f[6] / 1e6, f[7], f[8]
+      }
+      print ""
+    }' "$raw/decode.csv"
+
+  echo "![latency percentiles](latency.svg)"
+} >"$results/results.md"
+
+# ---- the chart ------------------------------------------------------------------
+
+awk -F, '
+  /^latency,/ && $3 != "empty-timed-region" {
+    key = $3 " (" $2 "p)"
+    if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+    for (k = 1; k <= 6; k++) v[key, k] = $(k + 3)
+  }
+  /^latency,1,empty-timed-region/ { for (k = 1; k <= 6; k++) e[k] = $(k + 3) }
+  END {
+    split("p50 p90 p99 p99.9 p99.99 max", names, " ")
+    header = "percentile"
+    for (i = 1; i <= n; i++) header = header "\t\"" keys[i] "\""
+    print header "\t\"empty timed region\""
+    for (k = 1; k <= 6; k++) {
+      line = names[k]
+      for (i = 1; i <= n; i++) line = line "\t" (v[keys[i], k] > 0 ? v[keys[i], k] : 1)
+      print line "\t" e[k]
+    }
+  }' "$raw/latency.csv" >"$raw/latency.dat"
+columns=$(head -1 "$raw/latency.dat" | awk -F'\t' '{ print NF }')
+half=$(((columns - 2) / 2 + 1))  # the last column of the one-producer rows
+
+gnuplot <<EOF || die "gnuplot failed"
+set terminal svg size 900,540 dynamic noenhanced font "sans,12" background rgb "white"
+set output "$results/latency.svg"
+set title "Latency of one logging call (canonical record), $(echo "$model" | sed 's/"//g'), $cores cores"
+set ylabel "ns (log scale, timing cost included)"
+set logscale y
+set format y "%g"
+set grid ytics
+set key outside right top
+set datafile separator tab
+set style data linespoints
+# One producer solid, two producers dashed, in the same colours.
+plot for [i=2:$half] "$raw/latency.dat" using i:xtic(1) title columnheader(i) lc i-1 lw 2 pt 7 ps 0.6 dt 1, \
+     for [i=$((half + 1)):$((columns - 1))] "$raw/latency.dat" using i:xtic(1) title columnheader(i) \
+       lc i-$((half)) lw 2 pt 6 ps 0.6 dt 2, \
+     "$raw/latency.dat" using $columns:xtic(1) title columnheader($columns) lc rgb "black" dt 3 lw 1.5 pt -1
+EOF
+
+elapsed=$(($(date +%s) - started))
+echo "== wrote $results/results.md and $results/latency.svg in ${elapsed}s"

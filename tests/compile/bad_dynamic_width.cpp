@@ -1,0 +1,12 @@
+// A dynamic width must come from an integer argument.
+// Compiled twice: with TERSE_COMPILE_BAD the build must fail; without it,
+// the same file is the control that proves nothing else is broken.
+#include <terse/terse.hpp>
+
+void snippet() {
+#ifdef TERSE_COMPILE_BAD
+  TERSE_INFO("{:{}}", 1, 2.5);
+#else
+  TERSE_INFO("{:{}}", 1, 2);
+#endif
+}

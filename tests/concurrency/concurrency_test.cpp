@@ -1,0 +1,355 @@
+// Many threads logging at once through small buffers: nothing is lost or
+// duplicated under the block policy, each thread's records keep their order,
+// the merged stream is in time order, and under the drop policy every
+// attempt is either written or counted as dropped.
+//
+// TERSE_TEST_SCALE (default 1.0) scales the record counts; CI sets it to 0.1
+// under ThreadSanitizer, which runs about ten times slower.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+namespace dec = terse::decoder;
+
+namespace {
+
+double test_scale() {
+  const char* text = std::getenv("TERSE_TEST_SCALE");
+  if (text == nullptr || *text == '\0') return 1.0;
+  const double scale = std::strtod(text, nullptr);
+  return scale > 0 ? scale : 1.0;
+}
+
+std::uint64_t scaled(std::uint64_t count) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(count) * test_scale()));
+}
+
+// What the decoded stream says, checked record by record as it streams past
+// so that a million records need no million Line objects.
+struct Tally {
+  explicit Tally(std::size_t threads)
+      : next(threads, 0), written(threads, 0), thread_last_ticks(threads, 0), thread_last_unix_ns(threads, 0) {}
+
+  std::vector<std::uint64_t> next;     // per logical thread: the sequence number expected next
+  std::vector<std::uint64_t> written;  // per logical thread: records decoded
+  std::vector<std::uint64_t> thread_last_ticks;
+  std::vector<std::int64_t> thread_last_unix_ns;
+  std::uint64_t thread_time_reversals = 0;  // within one thread's records
+  std::map<std::uint64_t, std::uint64_t> dropped_by_tid;
+  std::map<std::uint64_t, std::uint64_t> tid_of_logical;  // logical thread -> OS thread id
+  std::uint64_t records = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t drop_records = 0;
+  std::uint64_t gaps = 0;  // sequence numbers skipped (allowed only when dropping)
+  std::uint64_t out_of_order = 0;  // a sequence number at or below one already seen
+  std::uint64_t bad_records = 0;  // unexpected site or argument shape
+  std::uint64_t tid_mismatches = 0;
+  std::uint64_t time_reversals = 0;  // across the merged stream
+  std::uint64_t last_ticks = 0;
+  std::uint64_t last_tid = 0;
+  std::int64_t largest_reversal_ns = 0;
+  std::int64_t last_unix_ns = 0;
+  std::string first_problem;
+  std::vector<dec::Problem> problems;
+  std::vector<dec::Summary> summaries;
+
+  void note(const std::string& what) {
+    if (first_problem.empty()) first_problem = what;
+  }
+
+  void add(const dec::Record& r) {
+    if (r.ticks < last_ticks || r.unix_ns < last_unix_ns) {
+      ++time_reversals;
+      largest_reversal_ns = std::max(largest_reversal_ns, last_unix_ns - r.unix_ns);
+      note("time went back " + std::to_string(last_unix_ns - r.unix_ns) + " ns at record " +
+           std::to_string(records + drop_records) + ", from thread " + std::to_string(last_tid) + " to thread " +
+           std::to_string(r.thread->os_tid));
+    }
+    last_tid = r.thread->os_tid;
+    last_ticks = r.ticks;
+    last_unix_ns = r.unix_ns;
+    if (r.kind == dec::RecordKind::dropped) {
+      ++drop_records;
+      dropped += r.dropped_count;
+      dropped_by_tid[r.thread->os_tid] += r.dropped_count;
+      return;
+    }
+    ++records;
+    if (r.args.size() < 2) {
+      ++bad_records;
+      note("record with " + std::to_string(r.args.size()) + " arguments");
+      return;
+    }
+    const std::uint64_t logical = r.args[0].u;
+    const std::uint64_t sequence = r.args[1].u;
+    if (logical >= next.size()) {
+      ++bad_records;
+      note("unknown logical thread " + std::to_string(logical));
+      return;
+    }
+    auto [it, inserted] = tid_of_logical.emplace(logical, r.thread->os_tid);
+    if (!inserted && it->second != r.thread->os_tid) ++tid_mismatches;
+    if (sequence < next[logical]) {
+      ++out_of_order;
+      note("thread " + std::to_string(logical) + ": sequence " + std::to_string(sequence) + " after " +
+           std::to_string(next[logical] - 1));
+      return;
+    }
+    ++written[logical];
+    if (r.ticks < thread_last_ticks[logical] || r.unix_ns < thread_last_unix_ns[logical]) {
+      ++thread_time_reversals;
+      note("thread " + std::to_string(logical) + ": time went back at sequence " + std::to_string(sequence));
+    }
+    thread_last_ticks[logical] = r.ticks;
+    thread_last_unix_ns[logical] = r.unix_ns;
+    gaps += sequence - next[logical];
+    next[logical] = sequence + 1;
+  }
+
+  void decode(const std::string& directory) {
+    for (const auto& file : log_files(directory)) {
+      summaries.push_back(dec::decode_file(
+          file, [&](const dec::Record& r) { add(r); }, [&](const dec::Problem& p) { problems.push_back(p); }));
+    }
+  }
+
+  bool intact() const {
+    for (const auto& s : summaries)
+      if (!s.intact()) return false;
+    return problems.empty();
+  }
+};
+
+void log_sequence(std::uint32_t logical, std::uint64_t count) {
+  for (std::uint64_t i = 0; i < count; ++i) TERSE_INFO("thread {} record {}", logical, i);
+}
+
+void require_everything_once_in_order(const Tally& tally, std::size_t threads, std::uint64_t per_thread) {
+  INFO("first problem: " << tally.first_problem);
+  CHECK(tally.intact());
+  CHECK(tally.bad_records == 0);
+  CHECK(tally.out_of_order == 0);
+  CHECK(tally.gaps == 0);
+  CHECK(tally.dropped == 0);
+  CHECK(tally.tid_mismatches == 0);
+  CHECK(tally.thread_time_reversals == 0);
+  CHECK(tally.records == threads * per_thread);
+  for (std::size_t t = 0; t < threads; ++t) {
+    INFO("logical thread " << t);
+    CHECK(tally.next[t] == per_thread);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("threads logging at once through small blocking buffers lose nothing and stay in order",
+          "[concurrency]") {
+  constexpr std::size_t kThreads = 6;
+  const std::uint64_t per_thread = scaled(200'000);
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;  // small, so writers fill it and block
+  terse::start(config);
+  {
+    std::vector<std::thread> threads;
+    std::atomic<bool> go{false};
+    for (std::uint32_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        log_sequence(t, per_thread);
+      });
+    }
+    go.store(true, std::memory_order_release);
+    for (auto& thread : threads) thread.join();
+  }
+  terse::stop();
+
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  require_everything_once_in_order(tally, kThreads, per_thread);
+  CHECK(tally.tid_of_logical.size() == kThreads);
+}
+
+TEST_CASE("records of threads that exited before flush and stop are all written", "[concurrency]") {
+  constexpr std::size_t kThreads = 4;
+  const std::uint64_t per_thread = scaled(50'000);
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;
+  terse::start(config);
+  {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < kThreads; ++t) threads.emplace_back(log_sequence, t, per_thread);
+    for (auto& thread : threads) thread.join();
+  }
+  // Every writer is gone; what they left in their buffers must still come out.
+  terse::flush();
+  {
+    Tally tally(kThreads);
+    tally.decode(dir.path());
+    INFO("decoded after flush, before stop");
+    require_everything_once_in_order(tally, kThreads, per_thread);
+  }
+  terse::stop();
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  INFO("decoded after stop");
+  require_everything_once_in_order(tally, kThreads, per_thread);
+}
+
+TEST_CASE("many short-lived threads each get all their records written", "[concurrency]") {
+  constexpr std::size_t kThreads = 200;
+  constexpr std::uint64_t kPerThread = 100;
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;
+  terse::start(config);
+  // Waves of threads, so threads are created while earlier ones exit and
+  // the IO thread releases their buffers.
+  constexpr std::size_t kWave = 25;
+  for (std::size_t first = 0; first < kThreads; first += kWave) {
+    std::vector<std::thread> wave;
+    for (std::size_t t = first; t < first + kWave; ++t)
+      wave.emplace_back(log_sequence, static_cast<std::uint32_t>(t), kPerThread);
+    for (auto& thread : wave) thread.join();
+  }
+  terse::stop();
+
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  require_everything_once_in_order(tally, kThreads, kPerThread);
+}
+
+namespace {
+
+// Floods tiny buffers under the drop policy from several threads and checks
+// that written + reported-dropped == attempted, in total and per thread.
+// With `log_after_flood`, each thread waits for the IO thread to drain its
+// buffer (flush) and logs one more record, which gives the runtime the
+// chance to write the thread's pending drop count.
+void check_drop_accounting(bool log_after_flood) {
+  constexpr std::size_t kThreads = 4;
+  const std::uint64_t flood = scaled(100'000);
+  const std::uint64_t per_thread = flood + (log_after_flood ? 1 : 0);
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.overflow = terse::Overflow::drop;
+  config.thread_buffer_bytes = 4096;  // the smallest allowed: a few records fill it
+  terse::start(config);
+  const std::string padding(200, 'p');  // larger records fill the buffer sooner
+  std::vector<std::uint64_t> tids(kThreads);
+  {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        tids[t] = static_cast<std::uint64_t>(::gettid());
+        for (std::uint64_t i = 0; i < flood; ++i) TERSE_INFO("thread {} record {} {}", t, i, padding);
+        if (log_after_flood) {
+          terse::flush();
+          TERSE_INFO("thread {} record {} {}", t, flood, padding);
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  terse::stop();
+
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  INFO("first problem: " << tally.first_problem);
+  INFO("written " << tally.records << ", dropped " << tally.dropped << " in " << tally.drop_records
+                  << " drop records, attempted " << kThreads * per_thread);
+  CHECK(tally.intact());
+  CHECK(tally.bad_records == 0);
+  CHECK(tally.out_of_order == 0);
+  CHECK(tally.thread_time_reversals == 0);
+  CHECK(tally.dropped > 0);
+  CHECK(tally.records + tally.dropped == kThreads * per_thread);
+  // Drops are reported by the thread that dropped.
+  for (std::uint32_t t = 0; t < kThreads; ++t) {
+    INFO("logical thread " << t);
+    const auto found = tally.dropped_by_tid.find(tids[t]);
+    const std::uint64_t dropped = found == tally.dropped_by_tid.end() ? 0 : found->second;
+    CHECK(tally.written[t] + dropped == per_thread);
+    if (log_after_flood) CHECK(tally.next[t] == per_thread);  // the last record made it
+  }
+}
+
+}  // namespace
+
+TEST_CASE("under the drop policy every attempt is written or counted, once the thread logs again",
+          "[concurrency]") {
+  check_drop_accounting(true);
+}
+
+// Fails while a thread's pending drop count is written only by its next
+// successful log call: a thread that ends (or stops logging) right after
+// dropping never reports those drops.
+TEST_CASE("under the drop policy every attempt is written or counted, even when the thread exits right after",
+          "[concurrency][!mayfail]") {
+  check_drop_accounting(false);
+}
+
+// Fails now and then (in about one run in five on two cores): the IO thread
+// holds records back for Config::ordering_window (2 ms) only, and a thread
+// preempted between taking its timestamp and committing its record for
+// longer than that has the record written after later records of other
+// threads. More threads than cores make such preemptions common, and large
+// buffers keep the threads running instead of blocking.
+TEST_CASE("records of all threads come out in time order", "[concurrency][!mayfail]") {
+  constexpr std::size_t kThreads = 8;
+  const std::uint64_t per_thread = scaled(200'000);
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 16 << 20;
+  terse::start(config);
+  {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < kThreads; ++t) threads.emplace_back(log_sequence, t, per_thread);
+    for (auto& thread : threads) thread.join();
+  }
+  terse::stop();
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  require_everything_once_in_order(tally, kThreads, per_thread);
+  INFO("first problem: " << tally.first_problem);
+  INFO("largest step back " << tally.largest_reversal_ns << " ns");
+  CHECK(tally.time_reversals == 0);
+}
+
+// The writer recalibrates its clock about once a second; converted wall
+// times must not step back within a thread when it does.
+TEST_CASE("wall-clock times stay monotonic per thread across recalibrations", "[concurrency]") {
+  constexpr std::size_t kThreads = 2;
+  constexpr std::uint64_t kPerThread = 1'200;
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t] {
+        for (std::uint64_t i = 0; i < kPerThread; ++i) {
+          TERSE_INFO("thread {} record {}", t, i);
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));  // spans several calibration periods
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  terse::stop();
+  Tally tally(kThreads);
+  tally.decode(dir.path());
+  require_everything_once_in_order(tally, kThreads, kPerThread);
+}
