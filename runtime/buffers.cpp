@@ -87,39 +87,18 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   delete buffer;
 }
 
-// FORMAT.md §7, control record "dropped": kind, count, first and last ticks.
-constexpr std::size_t kDropRecordArgs = 1 + 8 + 8 + 8;
-
-static bool write_drop_record(ThreadBuffer& buffer) noexcept {
-  char* out = buffer.try_reserve(ring_stride(kDropRecordArgs));
-  if (out == nullptr) return false;
-  RingRecordHeader header{schema::kControlSiteId, kDropRecordArgs, ticks()};
-  std::memcpy(out, &header, sizeof header);
-  char* args = out + kRingHeaderSize;
-  args[0] = static_cast<char>(schema::ControlKind::dropped);
-  std::memcpy(args + 1, &buffer.dropped_pending, 8);
-  std::memcpy(args + 9, &buffer.dropped_first_ticks, 8);
-  std::memcpy(args + 17, &buffer.dropped_last_ticks, 8);
-  buffer.commit();
-  buffer.dropped_pending = 0;
-  return true;
-}
-
 static void count_drop(ThreadBuffer& buffer) noexcept {
-  std::uint64_t now = ticks();
-  if (buffer.dropped_pending == 0) buffer.dropped_first_ticks = now;
-  buffer.dropped_last_ticks = now;
-  ++buffer.dropped_pending;
-  buffer.dropped_total.fetch_add(1, std::memory_order_relaxed);
+  // Single writer: a plain load and store keep the counter exact without a
+  // locked instruction.
+  buffer.dropped.store(buffer.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  buffer.last_drop_ticks.store(ticks(), std::memory_order_relaxed);
 }
 
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   auto& settings = buffer_settings();
   for (unsigned attempt = 0;; ++attempt) {
     if (!settings.running.load(std::memory_order_acquire)) return nullptr;
-    if (buffer.dropped_pending == 0 || write_drop_record(buffer)) {
-      if (char* out = buffer.try_reserve(size)) return out;
-    }
+    if (char* out = buffer.try_reserve(size)) return out;
     if (settings.drop_when_full.load(std::memory_order_relaxed)) {
       count_drop(buffer);
       return nullptr;

@@ -36,6 +36,7 @@ namespace fs = std::filesystem;
 constexpr std::size_t kBatchTargetBytes = 256 * 1024;
 constexpr std::size_t kBatchCount = 3;
 constexpr auto kMaxBatchDelay = std::chrono::milliseconds(50);
+constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
 constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
 constexpr const char* kWriterName = "terse " TERSE_VERSION_STRING;
 
@@ -291,11 +292,32 @@ class Logger {
     buffers_generation_ = registry.generation.load(std::memory_order_relaxed);
   }
 
-  void release_abandoned() {
+  // FORMAT.md §7: the "dropped" control record. Stamped no earlier than
+  // the batch's last record so the stream stays in time order; the interval
+  // the drops happened in is in the record itself.
+  void report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now) {
+    std::uint64_t dropped = b.dropped.load(std::memory_order_relaxed);
+    if (dropped != b.drops_reported) {
+      char args[kDropRecordArgs];
+      std::uint64_t count = dropped - b.drops_reported;
+      std::uint64_t last = b.last_drop_ticks.load(std::memory_order_relaxed);
+      args[0] = static_cast<char>(schema::ControlKind::dropped);
+      std::memcpy(args + 1, &count, 8);
+      std::memcpy(args + 9, &b.drops_checked_ticks, 8);
+      std::memcpy(args + 17, &last, 8);
+      Cursor c{&b, 0, 0, {schema::kControlSiteId, kDropRecordArgs, std::max(last, batch.last_ticks)}, args};
+      append_record(batch, c);
+      b.drops_reported = dropped;
+    }
+    b.drops_checked_ticks = now;
+  }
+
+  void release_abandoned(Batch& batch) {
     bool changed = false;
     for (ThreadBuffer* b : buffers_) {
       if (!b->abandoned.load(std::memory_order_acquire)) continue;
       if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) continue;
+      report_drops(batch, *b, ticks());  // its last drops, now that it can drop no more
       auto& registry = buffer_registry();
       {
         std::lock_guard lock(registry.mutex);
@@ -364,6 +386,10 @@ class Logger {
   // Drains every buffer up to what it had committed when the pass began, in
   // time order, stopping at `cutoff`. Returns the number of records taken.
   std::size_t drain(std::uint64_t cutoff, Batch*& batch) {
+    // A thread between its timestamp and its commit holds the cutoff back
+    // to its previous timestamp. The marker is read before the commit
+    // position: a call that clears it has published its record first.
+    for (ThreadBuffer* b : buffers_) cutoff = std::min(cutoff, b->in_call_since.load(std::memory_order_acquire));
     cursors_.clear();
     for (ThreadBuffer* b : buffers_) {
       Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
@@ -405,13 +431,22 @@ class Logger {
     for (Cursor& c : cursors_) c.buffer->consumed.store(c.position, std::memory_order_release);
   }
 
-  bool under_pressure() const {
-    for (const ThreadBuffer* b : buffers_) {
-      std::uint64_t used =
-          b->committed.load(std::memory_order_relaxed) - b->consumed.load(std::memory_order_relaxed);
-      if (used > b->capacity / 2) return true;
+  // A flush writes every record logged before it. A call in flight when
+  // the flush began finishes within nanoseconds unless its thread was
+  // preempted; it is waited for (briefly) so it does not land after later
+  // records of other threads.
+  void wait_for_calls_in_flight() {
+    auto give_up = std::chrono::steady_clock::now() + 10ms;
+    for (ThreadBuffer* b : buffers_) {
+      std::uint64_t marker = b->in_call_since.load(std::memory_order_acquire);
+      if (marker == kNotInCall) continue;
+      std::uint64_t committed = b->committed.load(std::memory_order_acquire);
+      while (b->in_call_since.load(std::memory_order_acquire) == marker &&
+             b->committed.load(std::memory_order_acquire) == committed &&
+             std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
     }
-    return false;
   }
 
   bool anything_pending() const {
@@ -430,16 +465,12 @@ class Logger {
       bool drain_all = stopping || flush_target > flush_handled_;
       refresh_buffers();
       recalibrate(*batch);
+      if (drain_all) wait_for_calls_in_flight();
       std::uint64_t now = ticks();
-      std::uint64_t cutoff = drain_all ? UINT64_MAX : under_pressure() ? now : now - window_ticks_;
+      std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
       std::size_t taken = drain(cutoff, batch);
-      if (drain_all) {
-        // Records committed during the pass above are earlier than the
-        // flush request only if they were visible when it began; one more
-        // pass picks up whatever the first one raced with.
-        taken += drain(UINT64_MAX, batch);
-      }
-      release_abandoned();
+      for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);
+      release_abandoned(*batch);
       if (drain_all) {
         batch->flush_sequence = flush_target;
         flush_handled_ = flush_target;
@@ -467,8 +498,7 @@ class Logger {
         continue;
       }
       auto idle_for = std::chrono::steady_clock::now() - idle_since;
-      auto sleep = idle_for < 100ms ? std::chrono::microseconds(std::max<long>(config_.ordering_window.count() / 2, 200))
-                                    : std::chrono::microseconds(10'000);
+      auto sleep = idle_for < 100ms ? 1ms : 10ms;
       auto& wakeup = io_wakeup();
       std::unique_lock lock(wakeup.mutex);
       wakeup.cv.wait_for(lock, sleep, [&] {

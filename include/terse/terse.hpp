@@ -46,13 +46,17 @@ struct Config {
   std::string name = "app";        // files are DIRECTORY/NAME-YYYYMMDD-NNN.tlog
   Level level = Level::info;       // runtime minimum level
   Overflow overflow = Overflow::block;
-  std::size_t thread_buffer_bytes = std::size_t{1} << 20;  // per logging thread; a power of two
+  // Per logging thread, a power of two. A thread keeps its buffer for life,
+  // so this applies to threads that log for the first time after start().
+  std::size_t thread_buffer_bytes = std::size_t{1} << 20;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;     // start a new file past this size
   bool roll_daily = true;                                  // and at local midnight
   int compression_level = 1;                               // zstd level; 0 writes frames uncompressed
   // How long the IO thread holds records back so that records of different
-  // threads come out in time order even when a thread is preempted mid-call.
-  std::chrono::microseconds ordering_window{2000};
+  // threads come out in time order: it covers timestamp skew between cores
+  // and the moment a store takes to become visible. (A thread preempted in
+  // the middle of a call is waited for, whatever this says.)
+  std::chrono::microseconds ordering_window{200};
   // Runtime failures (a write error, a file that cannot be opened) are
   // reported here, on the IO thread; by default they go to stderr.
   std::function<void(const std::string&)> on_error;
@@ -114,17 +118,22 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
     }
   }
   std::size_t stride = ring_stride(args_size);
-  char* out = buffer->dropped_pending == 0 ? buffer->try_reserve(stride) : nullptr;
+  char* out = buffer->try_reserve(stride);
   if (__builtin_expect(out == nullptr, 0)) {
     out = reserve_slow(*buffer, stride);
     if (out == nullptr) return;
   }
+  buffer->begin_record();
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   ((cursor = encode_arg<Tags[I]>(cursor, args, text_lengths[I], truncated[I])), ...);
-  buffer->commit();
+  buffer->commit(header.ticks);
 }
+
+// Never defined: stripped calls name it only to have their format checked.
+template <typename... Args>
+void check_only(fmt::format_string<Args...>, const Args&...) noexcept;
 
 // The format_string parameter is where fmt checks the format against the
 // argument types at compile time; its value is not needed at run time.
@@ -148,11 +157,19 @@ inline void log(Site& site, fmt::format_string<Args...>, const Args&... args) no
 #define TERSE_MIN_LEVEL 0
 #endif
 
+// What fmt's own compile-time check does not cover.
+#define TERSE_DETAIL_CHECK_SIGNATURE(signature, format_literal)                                      \
+  static_assert(signature::uses_every_argument(format_literal),                                    \
+                "terse: the format string does not use every argument (too many arguments?)");     \
+  static_assert(signature::strings_presented_one_way(format_literal),                              \
+                "terse: a string argument is printed both as text and with {:p}; pass it twice")
+
 // The level check comes first, so a disabled call evaluates no argument.
 #define TERSE_LOG(level_value, format_literal, ...)                                                                \
   do {                                                                                                           \
     if (::terse::detail::level_enabled(level_value)) {                                                           \
       using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                             \
+      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                            \
       static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                               \
       static constinit ::terse::detail::Site terse_site_{format_literal,                                         \
                                                          __FILE__,                                               \
@@ -164,9 +181,17 @@ inline void log(Site& site, fmt::format_string<Args...>, const Args&... args) no
     }                                                                                                            \
   } while (false)
 
-#define TERSE_DETAIL_STRIPPED(...)                             \
-  do {                                                         \
-    (void)sizeof(::terse::detail::discard(__VA_ARGS__));       \
+// A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering
+// the floor later never reveals a broken call; a discarded statement emits
+// no code and no string.
+#define TERSE_DETAIL_STRIPPED(format_literal, ...)                                          \
+  do {                                                                                    \
+    if constexpr (false) {                                                                \
+      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));      \
+      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                     \
+      [[maybe_unused]] constexpr auto terse_tags_ = terse_signature_::tags(format_literal); \
+      ::terse::detail::check_only(format_literal __VA_OPT__(, ) __VA_ARGS__);              \
+    }                                                                                     \
   } while (false)
 
 #if TERSE_MIN_LEVEL <= 0

@@ -103,6 +103,9 @@ TEST_CASE("a file cut at every byte of its last frames keeps every whole frame b
     } else {
       CHECK(decoded.summaries[0].torn_tail);
       CHECK_FALSE(decoded.intact());
+      REQUIRE_FALSE(decoded.problems.empty());
+      CHECK(decoded.problems.back().torn_tail);
+      CHECK(decoded.summaries[0].damaged == 0);  // the end of the data, not damage
     }
   }
 }
@@ -145,10 +148,11 @@ TEST_CASE("verify flags a truncated file, naming the file and an offset") {
   CHECK(mentions(run.err, path));
   CHECK(mentions(run.err, "offset " + std::to_string(last.offset)));
 
-  // cat still prints every whole frame, and says by its exit code that the
-  // file was not complete.
+  // cat prints every whole frame and treats the torn tail as the end of the
+  // data, as `tail` would on a live file: no complaint, exit code 0.
   auto cat = run_terse({"cat", "--format", "{message}", path});
-  CHECK(cat.exit_code == 1);
+  CHECK(cat.exit_code == 0);
+  CHECK(cat.err.empty());
   CHECK(split_lines(cat.out) == fx.whole_before(cut));
 }
 
@@ -314,6 +318,7 @@ TEST_CASE("an unsupported major version is refused with a clear message") {
   std::string bytes = fx.sample.bytes;
   put_u16(bytes, 8, schema::kVersionMajor + 1);
   put_u16(bytes, 10, 3);
+  fix_preamble_checksum(bytes);
   Decoded decoded = decode_bytes(bytes);
   INFO(describe(decoded));
   CHECK(decoded.lines.empty());
@@ -332,10 +337,26 @@ TEST_CASE("an unsupported major version is refused with a clear message") {
   CHECK(cat.out.empty());
 }
 
+TEST_CASE("a damaged preamble is reported and the frames behind it still decode") {
+  Fixture fx;
+  for (std::size_t at : {8u, 9u, 10u, 12u, 15u}) {
+    INFO("preamble byte " << at);
+    std::string bytes = fx.sample.bytes;
+    flip_byte(bytes, at);
+    Decoded decoded = decode_bytes(bytes);
+    INFO(describe(decoded));
+    CHECK(messages_of(decoded) == fx.sample.messages);
+    REQUIRE(decoded.problems.size() == 1);
+    CHECK(decoded.problems[0].offset == 0);
+    CHECK(mentions(decoded.problems[0].what, "preamble checksum"));
+  }
+}
+
 TEST_CASE("a newer minor version of the same major version still decodes") {
   Fixture fx;
   std::string bytes = fx.sample.bytes;
   put_u16(bytes, 10, schema::kVersionMinor + 7);
+  fix_preamble_checksum(bytes);
   Decoded decoded = decode_bytes(bytes);
   INFO(describe(decoded));
   CHECK(decoded.intact());

@@ -93,6 +93,11 @@ void fix_checksum(std::string& bytes, const FrameAt& frame, bool payload_too) {
           wire::crc32c(bytes.data() + frame.offset, schema::kFrameHeaderCrcOffset));
 }
 
+void fix_preamble_checksum(std::string& bytes) {
+  REQUIRE(bytes.size() >= schema::kPreambleSize);
+  put_u32(bytes, schema::kPreambleCrcOffset, wire::crc32c(bytes.data(), schema::kPreambleCrcOffset));
+}
+
 Sample write_sample(const std::string& directory, int groups, int per_group, int compression_level,
                     const std::string& tag) {
   Config config = test_config(directory);

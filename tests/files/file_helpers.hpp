@@ -44,6 +44,9 @@ void shrink_size(std::string& bytes, const FrameAt& frame, std::uint32_t by);
 // so that a mutation reaches the code behind the checksums.
 void fix_checksum(std::string& bytes, const FrameAt& frame, bool payload_too);
 
+// Recomputes the preamble checksum after an edit to the version fields.
+void fix_preamble_checksum(std::string& bytes);
+
 // ---- sample files -----------------------------------------------------------
 
 // What the sample writer logged, in order.

@@ -52,7 +52,7 @@ Counts decode_and_render(std::string_view bytes) {
   static const LinePattern specs_line("{level:>8}|{thread:x}|{file:.20}:{line:05}|{message:.300}");
   Counts counts;
   StreamDecoder decoder("<fuzz>", [&](const Problem& p) {
-    ++counts.problems;
+    if (!p.torn_tail) ++counts.problems;  // a torn tail is the end, not damage
     if (p.what.empty()) fail("a problem without a reason");
   });
   std::string out;
@@ -73,7 +73,7 @@ Counts decode_and_render(std::string_view bytes) {
     check_json_line(out);
   });
   if (summary.records != counts.records) fail("summary counts records the sink never saw");
-  if (summary.damaged != counts.problems) fail("summary counts problems the reporter never saw");
+  if (summary.damaged != counts.problems) fail("summary's damage count differs from the problems reported");
   return counts;
 }
 

@@ -23,29 +23,39 @@ constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
   return (kRingHeaderSize + args_size + 7) & ~std::size_t{7};
 }
 
+inline constexpr std::uint64_t kNotInCall = ~std::uint64_t{0};
+
 // A single-producer single-consumer byte ring owned by one logging thread
 // and drained by the IO thread. The producer touches only its own cache
 // lines until the ring looks full; then it re-reads the consumer position.
 struct ThreadBuffer {
   // Producer side.
   alignas(64) std::atomic<std::uint64_t> committed{0};
+  // While a record is between its timestamp and its commit, a lower bound
+  // of that timestamp (the thread's previous one); kNotInCall otherwise.
+  // The IO thread writes nothing later than this bound until the record is
+  // committed, so a thread preempted mid-call cannot break time order.
+  std::atomic<std::uint64_t> in_call_since{kNotInCall};
+  std::uint64_t last_ticks = 0;
   std::uint64_t write_pos = 0;
   std::uint64_t cached_read = 0;
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
-  std::uint64_t dropped_pending = 0;
-  std::uint64_t dropped_first_ticks = 0;
-  std::uint64_t dropped_last_ticks = 0;
+  // Records the drop policy discarded, written by this thread alone and
+  // reported into the log by the IO thread.
+  std::atomic<std::uint64_t> dropped{0};
+  std::atomic<std::uint64_t> last_drop_ticks{0};
 
   // Consumer side.
   alignas(64) std::atomic<std::uint64_t> consumed{0};
+  std::uint64_t drops_reported = 0;
+  std::uint64_t drops_checked_ticks = 0;  // drops not yet reported happened after this
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
-  std::atomic<std::uint64_t> dropped_total{0};
 
   // Room for `size` contiguous bytes (size already a multiple of 8), or
   // nullptr when the ring is full. Nothing is visible until commit().
@@ -68,7 +78,14 @@ struct ThreadBuffer {
     return data + offset;
   }
 
-  void commit() noexcept { committed.store(write_pos, std::memory_order_release); }
+  // Opens the window between taking a record's timestamp and committing it.
+  void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
+
+  void commit(std::uint64_t ticks) noexcept {
+    last_ticks = ticks;
+    committed.store(write_pos, std::memory_order_release);
+    in_call_since.store(kNotInCall, std::memory_order_release);
+  }
 };
 
 constinit inline thread_local ThreadBuffer* tls_buffer = nullptr;
@@ -78,8 +95,6 @@ ThreadBuffer* create_thread_buffer();
 // Called when try_reserve failed: waits (block policy) or counts a drop
 // (drop policy, returns nullptr).
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept;
-// Emits the control record that reports earlier drops, then reserves.
-char* reserve_after_drops(ThreadBuffer& buffer, std::size_t size) noexcept;
 // The largest record a ring accepts: half of it, so that a record that
 // must wrap still fits once the ring has drained.
 inline std::size_t max_record_size(const ThreadBuffer& buffer) noexcept { return buffer.capacity / 2; }

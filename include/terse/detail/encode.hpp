@@ -72,16 +72,29 @@ constexpr TypeTag natural_tag() {
   }
 }
 
-// Finds which arguments a format string presents with `p`. fmt prints a
-// `const char*` under `{:p}` as its address, so such an argument is stored
-// as a pointer instead of as text. Runs at compile time only.
-constexpr void mark_pointer_presentations(std::string_view format, bool* marked, std::size_t count) {
+// How a format string uses each argument, found at compile time: fmt
+// prints a `const char*` under `{:p}` as its address, so such an argument
+// is stored as a pointer instead of as text.
+struct ArgumentUse {
+  bool used = false;
+  bool as_pointer = false;  // some field presents it with `p`
+  bool as_value = false;    // some field presents it otherwise
+};
+
+constexpr void scan_argument_uses(std::string_view format, ArgumentUse* uses, std::size_t count) {
   std::size_t next_auto = 0;
   std::size_t i = 0;
   auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto parse_id = [&](std::size_t& id) {
+    if (i < format.size() && is_digit(format[i])) {
+      id = 0;
+      while (i < format.size() && is_digit(format[i])) id = id * 10 + static_cast<std::size_t>(format[i++] - '0');
+    } else {
+      id = next_auto++;
+    }
+  };
   while (i < format.size()) {
-    char c = format[i];
-    if (c != '{') {
+    if (format[i] != '{') {
       ++i;
       continue;
     }
@@ -91,18 +104,17 @@ constexpr void mark_pointer_presentations(std::string_view format, bool* marked,
     }
     ++i;
     std::size_t id = 0;
-    if (i < format.size() && is_digit(format[i])) {
-      while (i < format.size() && is_digit(format[i])) id = id * 10 + static_cast<std::size_t>(format[i++] - '0');
-    } else {
-      id = next_auto++;
-    }
+    parse_id(id);
     while (i < format.size() && format[i] != ':' && format[i] != '}') ++i;
     char last = 0;
     if (i < format.size() && format[i] == ':') {
       ++i;
       while (i < format.size() && format[i] != '}') {
-        if (format[i] == '{') {
-          if (i + 1 < format.size() && format[i + 1] == '}') ++next_auto;
+        if (format[i] == '{') {  // a dynamic width or precision
+          ++i;
+          std::size_t nested = 0;
+          parse_id(nested);
+          if (nested < count) uses[nested].used = true;
           while (i < format.size() && format[i] != '}') ++i;
           last = 0;
         } else {
@@ -111,7 +123,10 @@ constexpr void mark_pointer_presentations(std::string_view format, bool* marked,
         ++i;
       }
     }
-    if (last == 'p' && id < count) marked[id] = true;
+    if (id < count) {
+      uses[id].used = true;
+      (last == 'p' ? uses[id].as_pointer : uses[id].as_value) = true;
+    }
     ++i;
   }
 }
@@ -123,10 +138,10 @@ struct Signature {
   static constexpr std::array<std::uint8_t, sizeof...(Args)> tags(std::string_view format) {
     std::array<std::uint8_t, sizeof...(Args)> result{};
     if constexpr (sizeof...(Args) > 0) {
-      bool pointer_presented[sizeof...(Args)] = {};
-      mark_pointer_presentations(format, pointer_presented, sizeof...(Args));
+      ArgumentUse uses[sizeof...(Args)] = {};
+      scan_argument_uses(format, uses, sizeof...(Args));
       std::size_t i = 0;
-      ((result[i] = static_cast<std::uint8_t>((is_char_pointer<Args> || is_char_array<Args>) && pointer_presented[i]
+      ((result[i] = static_cast<std::uint8_t>((is_char_pointer<Args> || is_char_array<Args>) && uses[i].as_pointer
                                                   ? TypeTag::pointer
                                                   : natural_tag<Args>()),
         ++i),
@@ -134,15 +149,40 @@ struct Signature {
     }
     return result;
   }
+
+  // fmt ignores arguments its format never names; terse treats them as
+  // the mistake they almost always are.
+  static constexpr bool uses_every_argument(std::string_view format) {
+    if constexpr (sizeof...(Args) == 0) {
+      return true;
+    } else {
+      ArgumentUse uses[sizeof...(Args)] = {};
+      scan_argument_uses(format, uses, sizeof...(Args));
+      for (const auto& use : uses)
+        if (!use.used) return false;
+      return true;
+    }
+  }
+
+  // A string is stored either as text or as its address, not both.
+  static constexpr bool strings_presented_one_way(std::string_view format) {
+    if constexpr (sizeof...(Args) == 0) {
+      return true;
+    } else {
+      ArgumentUse uses[sizeof...(Args)] = {};
+      scan_argument_uses(format, uses, sizeof...(Args));
+      constexpr bool is_text[] = {(is_char_pointer<Args> || is_char_array<Args>)...};
+      for (std::size_t i = 0; i < sizeof...(Args); ++i)
+        if (is_text[i] && uses[i].as_pointer && uses[i].as_value) return false;
+      return true;
+    }
+  }
 };
 
 // Never called: the macro takes the argument types from its return type
 // without evaluating the arguments.
 template <typename... Args>
 Signature<std::remove_cvref_t<Args>...> signature_of(const Args&...);
-
-template <typename... Args>
-int discard(const Args&...);
 
 // FORMAT.md §8: a null `const char*` is stored as a string of this length.
 inline constexpr std::uint32_t kNullStringLength = 0xFFFFFFFFu;
