@@ -244,9 +244,22 @@ void split(std::int64_t unix_ns, std::int64_t& seconds, std::int64_t& nanos) {
 void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
   std::int64_t seconds, nanos;
   split(unix_ns, seconds, nanos);
-  const tm& t = civil(seconds, style.utc).parts;
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:09}", t.tm_year + 1900, t.tm_mon + 1,
-                 t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, nanos);
+  // Consecutive records share their second: format it once.
+  thread_local std::int64_t cached_seconds = INT64_MIN;
+  thread_local bool cached_utc = false;
+  thread_local std::string cached_prefix;
+  if (seconds != cached_seconds || style.utc != cached_utc) {
+    const tm& t = civil(seconds, style.utc).parts;
+    cached_prefix = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
+                                t.tm_hour, t.tm_min, t.tm_sec);
+    cached_seconds = seconds;
+    cached_utc = style.utc;
+  }
+  out += cached_prefix;
+  char digits[9];
+  auto n = static_cast<std::uint32_t>(nanos);
+  for (int i = 8; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
+  out.append(digits, 9);
 }
 
 void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
@@ -266,30 +279,106 @@ void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle
   }
 }
 
-LinePattern::LinePattern(std::string pattern) : pattern_(std::move(pattern)) {
+LinePattern::LinePattern(std::string pattern) {
+  // fmt is the judge of what a valid pattern is; the pieces below only
+  // spare it the named-argument lookups on every line.
   try {
     std::string probe;
-    fmt::vformat_to(std::back_inserter(probe), pattern_,
+    fmt::vformat_to(std::back_inserter(probe), pattern,
                     fmt::make_format_args(fmt::arg("time", ""), fmt::arg("level", ""), fmt::arg("thread", 0u),
                                           fmt::arg("file", ""), fmt::arg("line", 0u), fmt::arg("message", "")));
   } catch (const fmt::format_error& e) {
-    throw std::invalid_argument("bad --format pattern '" + pattern_ + "': " + e.what() +
+    throw std::invalid_argument("bad --format pattern '" + pattern + "': " + e.what() +
                                 " (placeholders: {time} {level} {thread} {file} {line} {message})");
   }
+  static const std::pair<std::string_view, Field> kFields[] = {
+      {"time", Field::time}, {"level", Field::level}, {"thread", Field::thread},
+      {"file", Field::file}, {"line", Field::line},   {"message", Field::message}};
+  std::string literal;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if ((c == '{' || c == '}') && i + 1 < pattern.size() && pattern[i + 1] == c) {
+      literal += c;
+      ++i;
+      continue;
+    }
+    if (c != '{') {
+      literal += c;
+      continue;
+    }
+    std::size_t close = pattern.find('}', i);
+    std::string_view inside(pattern.data() + i + 1, close - i - 1);
+    std::size_t colon = inside.find(':');
+    std::string_view name = inside.substr(0, colon);
+    Field field = Field::literal;
+    for (const auto& [known, value] : kFields)
+      if (name == known) field = value;
+    if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});
+    literal.clear();
+    pieces_.push_back({field, colon == std::string_view::npos ? std::string() : "{" + std::string(inside.substr(colon)) + "}"});
+    i = close;
+  }
+  if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});
 }
 
 void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style) const {
-  std::string time, message;
-  append_time(time, record.unix_ns, style);
-  render_message(record, message, nullptr, &style);
   bool is_log = record.kind == RecordKind::log;
-  std::uint64_t thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
-  fmt::vformat_to(std::back_inserter(out), pattern_,
-                  fmt::make_format_args(fmt::arg("time", time),
-                                        fmt::arg("level", is_log ? level_name(record.site->level) : "warn"),
-                                        fmt::arg("thread", thread),
-                                        fmt::arg("file", is_log ? record.site->file : std::string("terse")),
-                                        fmt::arg("line", is_log ? record.site->line : 0u), fmt::arg("message", message)));
+  auto put = [&out](const Piece& piece, const auto& value) {
+    if (piece.text.empty()) {
+      fmt::format_to(std::back_inserter(out), "{}", value);
+    } else {
+      fmt::vformat_to(std::back_inserter(out), piece.text, fmt::make_format_args(value));
+    }
+  };
+  for (const Piece& piece : pieces_) {
+    switch (piece.field) {
+      case Field::literal:
+        out += piece.text;
+        break;
+      case Field::time:
+        if (piece.text.empty()) {
+          append_time(out, record.unix_ns, style);
+        } else {
+          std::string time;
+          append_time(time, record.unix_ns, style);
+          put(piece, time);
+        }
+        break;
+      case Field::level: {
+        std::string_view name = is_log ? level_name(record.site->level) : "warn";
+        if (piece.text.empty()) {
+          out += name;
+        } else {
+          put(piece, name);
+        }
+        break;
+      }
+      case Field::thread:
+        put(piece, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+        break;
+      case Field::file: {
+        std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
+        if (piece.text.empty()) {
+          out += file;
+        } else {
+          put(piece, file);
+        }
+        break;
+      }
+      case Field::line:
+        put(piece, is_log ? record.site->line : 0u);
+        break;
+      case Field::message:
+        if (piece.text.empty()) {
+          render_message(record, out, nullptr, &style);
+        } else {
+          std::string message;
+          render_message(record, message, nullptr, &style);
+          put(piece, message);
+        }
+        break;
+    }
+  }
   out += '\n';
 }
 

@@ -46,10 +46,36 @@ struct Calibration {
   double ticks_per_second = 1e9;
 };
 
+// Grows without zero-filling, so the collector writes records in place.
+class ByteBuffer {
+ public:
+  // Room for `n` more bytes at the end; commit() says how many were used.
+  char* tail(std::size_t n) {
+    if (capacity_ - size_ < n) grow(size_ + n);
+    return data_.get() + size_;
+  }
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
+  std::size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+  operator std::string_view() const { return {data_.get(), size_}; }
+
+ private:
+  void grow(std::size_t needed) {
+    std::size_t capacity = std::max(needed, capacity_ * 2 + 4096);
+    auto fresh = std::make_unique<char[]>(capacity);
+    if (size_ != 0) std::memcpy(fresh.get(), data_.get(), size_);
+    data_ = std::move(fresh);
+    capacity_ = capacity;
+  }
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
 // One unit of work handed from the collector to the writer.
 struct Batch {
   std::string dictionary;  // FORMAT.md §6 entries new in this batch
-  std::string records;     // FORMAT.md §7 payload
+  ByteBuffer records;      // FORMAT.md §7 payload
   std::uint64_t last_ticks = 0;
   std::size_t record_count = 0;
   bool calibration_changed = false;
@@ -369,16 +395,18 @@ class Logger {
   void append_record(Batch& batch, const Cursor& c) {
     describe_site(batch, c.header.site_id);
     describe_thread(batch, *c.buffer);
+    char* out = batch.records.tail(8 + 4 * 10 + c.header.args_size);
     if (batch.record_count == 0) {
-      wire::put_le<std::uint64_t>(batch.records, c.header.ticks);
+      std::memcpy(out, &c.header.ticks, 8);
+      out += 8;
       batch.last_ticks = c.header.ticks;
     }
-    wire::put_varint(batch.records, c.header.site_id);
-    wire::put_varint(batch.records, c.buffer->index);
-    wire::put_varint(batch.records,
-                     wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
-    wire::put_varint(batch.records, c.header.args_size);
-    batch.records.append(c.args, c.header.args_size);
+    out = wire::write_varint(out, c.header.site_id);
+    out = wire::write_varint(out, c.buffer->index);
+    out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
+    out = wire::write_varint(out, c.header.args_size);
+    std::memcpy(out, c.args, c.header.args_size);
+    batch.records.commit(out + c.header.args_size);
     batch.last_ticks = c.header.ticks;
     ++batch.record_count;
   }
@@ -686,8 +714,8 @@ class Logger {
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;
   std::vector<Cursor> cursors_;
-  std::vector<bool> sites_written_;
-  std::vector<bool> threads_written_;
+  std::vector<std::uint8_t> sites_written_;
+  std::vector<std::uint8_t> threads_written_;
   std::uint64_t flush_handled_ = 0;
   std::chrono::steady_clock::time_point batch_opened_{};
 

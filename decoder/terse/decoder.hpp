@@ -149,7 +149,12 @@ class LinePattern {
   void append(std::string& out, const Record& record, const TimeStyle& style) const;
 
  private:
-  std::string pattern_;
+  enum class Field : std::uint8_t { literal, time, level, thread, file, line, message };
+  struct Piece {
+    Field field;
+    std::string text;  // the literal, or "{:SPEC}" for a field with a spec
+  };
+  std::vector<Piece> pieces_;
 };
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";

@@ -43,6 +43,16 @@ inline void put_varint(std::string& out, std::uint64_t value) {
   out.push_back(static_cast<char>(value));
 }
 
+// The same into memory the caller has sized (at most 10 bytes); returns the end.
+inline char* write_varint(char* out, std::uint64_t value) {
+  while (value >= 0x80) {
+    *out++ = static_cast<char>(static_cast<unsigned char>(value) | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<char>(value);
+  return out;
+}
+
 inline void put_bytes(std::string& out, std::string_view bytes) {
   put_varint(out, bytes.size());
   out.append(bytes);
@@ -114,10 +124,35 @@ class Reader {
 };
 
 // CRC-32C (Castagnoli), reflected, initial and final XOR 0xFFFFFFFF.
-inline std::uint32_t crc32c(const void* data, std::size_t size) {
+inline std::uint32_t crc32c_portable(const void* data, std::size_t size) {
   boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
   crc.process_bytes(data, size);
   return crc.checksum();
+}
+
+#if defined(__x86_64__)
+// SSE 4.2 computes this very CRC in hardware, eight bytes a cycle or so,
+// against about one byte a cycle for the table.
+__attribute__((target("sse4.2"))) inline std::uint32_t crc32c_sse42(const void* data, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t crc = 0xFFFFFFFFu;
+  for (; size >= 8; p += 8, size -= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    crc = __builtin_ia32_crc32di(crc, word);
+  }
+  auto crc32 = static_cast<std::uint32_t>(crc);
+  for (; size > 0; ++p, --size) crc32 = __builtin_ia32_crc32qi(crc32, *p);
+  return crc32 ^ 0xFFFFFFFFu;
+}
+#endif
+
+inline std::uint32_t crc32c(const void* data, std::size_t size) {
+#if defined(__x86_64__)
+  static const bool hardware = __builtin_cpu_supports("sse4.2");
+  if (hardware) return crc32c_sse42(data, size);
+#endif
+  return crc32c_portable(data, size);
 }
 
 }  // namespace terse::wire
