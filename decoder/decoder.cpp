@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -50,10 +51,16 @@ struct StreamDecoder::State {
     reported_missing_calibration = false;
   }
 
+  // Saturates instead of overflowing: a hostile calibration can put any
+  // record at any time, but never into undefined behaviour.
   std::int64_t to_unix_ns(std::uint64_t ticks) const {
-    if (!calibrated) return static_cast<std::int64_t>(ticks);
+    if (!calibrated) return static_cast<std::int64_t>(ticks & INT64_MAX);
     double delta = static_cast<double>(static_cast<std::int64_t>(ticks - cal_ticks)) * 1e9 / cal_ticks_per_second;
-    return cal_unix_ns + static_cast<std::int64_t>(std::llround(delta));
+    double when = static_cast<double>(cal_unix_ns) + delta;
+    constexpr double kLimit = 9.2e18;  // inside int64 with room for rounding
+    if (!(when > -kLimit)) return static_cast<std::int64_t>(-kLimit);
+    if (!(when < kLimit)) return static_cast<std::int64_t>(kLimit);
+    return cal_unix_ns + static_cast<std::int64_t>(std::llround(std::clamp(delta, -kLimit, kLimit)));
   }
 };
 
@@ -263,7 +270,9 @@ class Session {
     std::uint64_t ticks;
     std::int64_t unix_ns;
     double rate;
-    if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate > 0) || !std::isfinite(rate)) {
+    // From 1 kHz to 10 THz: any real clock, and nothing that makes the
+    // conversion meaningless.
+    if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate >= 1e3 && rate <= 1e13)) {
       damage(frame.offset, "calibration frame is malformed");
       return;
     }

@@ -175,8 +175,11 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     h = buffer_.data() + pos_;
     const unsigned char* payload = h + schema::kFrameHeaderSize;
     if (wire::crc32c(payload, stored) != payload_crc) {
-      report(offset, "frame payload checksum mismatch; frame of " + std::to_string(stored) + " bytes skipped");
-      pos_ += schema::kFrameHeaderSize + stored;
+      // The size in the header is intact but the payload is not; the bytes
+      // it spans may hold the start of another file (a torn file followed by
+      // the next one on a pipe), so look for the next frame or file inside
+      // them instead of jumping over them.
+      resync(offset, "frame payload checksum mismatch");
       continue;
     }
     frame.offset = offset;

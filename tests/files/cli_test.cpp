@@ -26,7 +26,10 @@ namespace {
 // ---- a small strict JSON reader, enough to check terse's JSON lines --------
 
 struct Json;
-using JsonObject = std::vector<std::pair<std::string, Json>>;  // keeps key order
+// A member type of its own rather than std::pair: a pair of an incomplete
+// type inside the variant does not compile with every standard library.
+struct JsonMember;
+using JsonObject = std::vector<JsonMember>;  // keeps key order
 using JsonArray = std::vector<Json>;
 struct Json {
   std::variant<std::nullptr_t, bool, double, std::string, JsonArray, JsonObject> value;
@@ -34,12 +37,17 @@ struct Json {
   const JsonObject& object() const { return std::get<JsonObject>(value); }
   const JsonArray& array() const { return std::get<JsonArray>(value); }
   const std::string& string() const { return std::get<std::string>(value); }
-  const Json* find(const std::string& key) const {
-    for (const auto& [k, v] : object())
-      if (k == key) return &v;
-    return nullptr;
-  }
+  const Json* find(const std::string& key) const;
 };
+struct JsonMember {
+  std::string key;
+  Json value;
+};
+const Json* Json::find(const std::string& key) const {
+  for (const auto& [k, v] : object())
+    if (k == key) return &v;
+  return nullptr;
+}
 
 class JsonParser {
  public:
@@ -106,7 +114,7 @@ class JsonParser {
       if (i_ >= s_.size() || s_[i_++] != ':') return false;
       Json v;
       if (!value(v)) return false;
-      members.emplace_back(std::move(key), std::move(v));
+      members.push_back(JsonMember{std::move(key), std::move(v)});
       skip_space();
       if (i_ >= s_.size()) return false;
       if (s_[i_] == ',') {
