@@ -86,125 +86,72 @@ const Thread& thread_for(std::unordered_map<std::uint32_t, Thread>& threads, std
   return it->second;
 }
 
+// Reads a value stored as `Stored` into the Arg field that holds it.
+template <typename Stored, typename Field>
+bool read_as(wire::Reader& r, Field& field) {
+  Stored value;
+  if (!r.le(value)) return false;
+  field = static_cast<Field>(value);
+  return true;
+}
+
+// FORMAT.md §8: x87 extended and binary128 values become a long double only
+// where the reading platform's long double is that very format.
+bool read_long_double(wire::Reader& r, std::size_t size, long double& out) {
+  std::string_view bytes;
+  if (!r.bytes(size, bytes)) return false;
+  out = 0;
+#if LDBL_MANT_DIG == 64
+  if (size == 10) std::memcpy(&out, bytes.data(), 10);
+#elif LDBL_MANT_DIG == 113
+  if (size == 16) std::memcpy(&out, bytes.data(), 16);
+#endif
+  return true;
+}
+
+bool read_string(wire::Reader& r, Arg& a) {
+  std::uint32_t header;
+  if (!r.le(header)) return false;
+  if (header == 0xFFFFFFFFu) {
+    a.null_string = true;
+    return true;
+  }
+  a.truncated = (header & schema::kStringTruncatedBit) != 0;
+  return r.bytes(header & schema::kStringLengthMask, a.text);
+}
+
 bool parse_args(wire::Reader& r, const std::vector<std::uint8_t>& tags, std::vector<Arg>& args) {
   args.resize(tags.size());
   for (std::size_t i = 0; i < tags.size(); ++i) {
     Arg& a = args[i];
     a = Arg{};
     a.tag = tags[i];
+    bool ok = false;
     using schema::TypeTag;
     switch (static_cast<TypeTag>(tags[i])) {
-      case TypeTag::i8: {
-        std::int8_t v;
-        if (!r.le(v)) return false;
-        a.i = v;
-        break;
-      }
-      case TypeTag::i16: {
-        std::int16_t v;
-        if (!r.le(v)) return false;
-        a.i = v;
-        break;
-      }
-      case TypeTag::i32: {
-        std::int32_t v;
-        if (!r.le(v)) return false;
-        a.i = v;
-        break;
-      }
-      case TypeTag::i64: {
-        std::int64_t v;
-        if (!r.le(v)) return false;
-        a.i = v;
-        break;
-      }
-      case TypeTag::u8: {
-        std::uint8_t v;
-        if (!r.le(v)) return false;
-        a.u = v;
-        break;
-      }
-      case TypeTag::u16: {
-        std::uint16_t v;
-        if (!r.le(v)) return false;
-        a.u = v;
-        break;
-      }
-      case TypeTag::u32: {
-        std::uint32_t v;
-        if (!r.le(v)) return false;
-        a.u = v;
-        break;
-      }
+      case TypeTag::i8: ok = read_as<std::int8_t>(r, a.i); break;
+      case TypeTag::i16: ok = read_as<std::int16_t>(r, a.i); break;
+      case TypeTag::i32: ok = read_as<std::int32_t>(r, a.i); break;
+      case TypeTag::i64: ok = read_as<std::int64_t>(r, a.i); break;
+      case TypeTag::u8: ok = read_as<std::uint8_t>(r, a.u); break;
+      case TypeTag::u16: ok = read_as<std::uint16_t>(r, a.u); break;
+      case TypeTag::u32: ok = read_as<std::uint32_t>(r, a.u); break;
       case TypeTag::u64:
-      case TypeTag::pointer: {
-        std::uint64_t v;
-        if (!r.le(v)) return false;
-        a.u = v;
-        break;
-      }
+      case TypeTag::pointer: ok = read_as<std::uint64_t>(r, a.u); break;
       case TypeTag::boolean: {
-        std::uint8_t v;
-        if (!r.le(v)) return false;
+        std::uint8_t v = 0;
+        ok = r.le(v);
         a.b = v != 0;
         break;
       }
-      case TypeTag::character: {
-        char v;
-        if (!r.le(v)) return false;
-        a.c = v;
-        break;
-      }
-      case TypeTag::f32: {
-        float v;
-        if (!r.le(v)) return false;
-        a.f32 = v;
-        break;
-      }
-      case TypeTag::f64: {
-        double v;
-        if (!r.le(v)) return false;
-        a.f64 = v;
-        break;
-      }
-      case TypeTag::f80: {
-        std::string_view bytes;
-        if (!r.bytes(10, bytes)) return false;
-#if LDBL_MANT_DIG == 64
-        long double v = 0;
-        std::memcpy(&v, bytes.data(), 10);
-        a.f80 = v;
-#else
-        a.f80 = 0;  // this platform has no x87 long double; FORMAT.md §8
-#endif
-        break;
-      }
-      case TypeTag::f128: {
-        std::string_view bytes;
-        if (!r.bytes(16, bytes)) return false;
-#if LDBL_MANT_DIG == 113
-        long double v = 0;
-        std::memcpy(&v, bytes.data(), 16);
-        a.f80 = v;
-#else
-        a.f80 = 0;
-#endif
-        break;
-      }
-      case TypeTag::string: {
-        std::uint32_t header;
-        if (!r.le(header)) return false;
-        if (header == 0xFFFFFFFFu) {
-          a.null_string = true;
-          break;
-        }
-        a.truncated = (header & schema::kStringTruncatedBit) != 0;
-        if (!r.bytes(header & schema::kStringLengthMask, a.text)) return false;
-        break;
-      }
-      default:
-        return false;
+      case TypeTag::character: ok = read_as<char>(r, a.c); break;
+      case TypeTag::f32: ok = read_as<float>(r, a.f32); break;
+      case TypeTag::f64: ok = read_as<double>(r, a.f64); break;
+      case TypeTag::f80: ok = read_long_double(r, 10, a.f80); break;
+      case TypeTag::f128: ok = read_long_double(r, 16, a.f80); break;
+      case TypeTag::string: ok = read_string(r, a); break;
     }
+    if (!ok) return false;
   }
   return true;
 }

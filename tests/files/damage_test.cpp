@@ -442,11 +442,7 @@ Sample write_other(const std::string& directory) {
     sample.messages.push_back(fmt::format("other program step {} of {}", i, 30));
     if (i % 10 == 9) terse::flush();
   }
-  terse::stop();
-  auto files = log_files(directory);
-  REQUIRE(files.size() == 1);
-  sample.path = files[0];
-  sample.bytes = read_file(sample.path);
+  finish_sample(directory, sample);
   return sample;
 }
 

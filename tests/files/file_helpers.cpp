@@ -136,12 +136,16 @@ Sample write_sample(const std::string& directory, int groups, int per_group, int
     }
     terse::flush();
   }
+  finish_sample(directory, sample);
+  return sample;
+}
+
+void finish_sample(const std::string& directory, Sample& sample) {
   terse::stop();
   auto files = log_files(directory);
   REQUIRE(files.size() == 1);
   sample.path = files[0];
   sample.bytes = read_file(sample.path);
-  return sample;
 }
 
 std::vector<std::size_t> records_through(const std::string& bytes, const std::vector<FrameAt>& frames) {

@@ -61,6 +61,8 @@ struct Sample {
 // records frames. compression_level 0 keeps payloads uncompressed.
 Sample write_sample(const std::string& directory, int groups, int per_group, int compression_level = 1,
                     const std::string& tag = "");
+// Stops the logger and fills in the one file it wrote into `directory`.
+void finish_sample(const std::string& directory, Sample& sample);
 
 // How many records decode from the bytes before each frame's end:
 // records_through[i] counts the records of frames 0..i.

@@ -135,11 +135,16 @@ template <typename... Args>
 struct Signature {
   static constexpr std::size_t size = sizeof...(Args);
 
+  static constexpr std::array<ArgumentUse, sizeof...(Args)> uses(std::string_view format) {
+    std::array<ArgumentUse, sizeof...(Args)> result{};
+    scan_argument_uses(format, result.data(), result.size());
+    return result;
+  }
+
   static constexpr std::array<std::uint8_t, sizeof...(Args)> tags(std::string_view format) {
     std::array<std::uint8_t, sizeof...(Args)> result{};
     if constexpr (sizeof...(Args) > 0) {
-      ArgumentUse uses[sizeof...(Args)] = {};
-      scan_argument_uses(format, uses, sizeof...(Args));
+      auto uses = Signature::uses(format);
       std::size_t i = 0;
       ((result[i] = static_cast<std::uint8_t>((is_char_pointer<Args> || is_char_array<Args>) && uses[i].as_pointer
                                                   ? TypeTag::pointer
@@ -153,29 +158,18 @@ struct Signature {
   // fmt ignores arguments its format never names; terse treats them as
   // the mistake they almost always are.
   static constexpr bool uses_every_argument(std::string_view format) {
-    if constexpr (sizeof...(Args) == 0) {
-      return true;
-    } else {
-      ArgumentUse uses[sizeof...(Args)] = {};
-      scan_argument_uses(format, uses, sizeof...(Args));
-      for (const auto& use : uses)
-        if (!use.used) return false;
-      return true;
-    }
+    for (const auto& use : uses(format))
+      if (!use.used) return false;
+    return true;
   }
 
   // A string is stored either as text or as its address, not both.
   static constexpr bool strings_presented_one_way(std::string_view format) {
-    if constexpr (sizeof...(Args) == 0) {
-      return true;
-    } else {
-      ArgumentUse uses[sizeof...(Args)] = {};
-      scan_argument_uses(format, uses, sizeof...(Args));
-      constexpr bool is_text[] = {(is_char_pointer<Args> || is_char_array<Args>)...};
-      for (std::size_t i = 0; i < sizeof...(Args); ++i)
-        if (is_text[i] && uses[i].as_pointer && uses[i].as_value) return false;
-      return true;
-    }
+    constexpr std::array<bool, sizeof...(Args)> is_text{(is_char_pointer<Args> || is_char_array<Args>)...};
+    auto found = uses(format);
+    for (std::size_t i = 0; i < sizeof...(Args); ++i)
+      if (is_text[i] && found[i].as_pointer && found[i].as_value) return false;
+    return true;
   }
 };
 
