@@ -332,6 +332,7 @@ class Logger {
       std::memcpy(args + 9, &b.drops_checked_ticks, 8);
       std::memcpy(args + 17, &last, 8);
       Cursor c{&b, 0, 0, {schema::kControlSiteId, kDropRecordArgs, std::max(last, batch.last_ticks)}, args};
+      describe_thread(batch, b);
       append_record(batch, c);
       b.drops_reported = dropped;
     }
@@ -392,9 +393,10 @@ class Logger {
     threads_written_[b.index] = true;
   }
 
+  // The caller has described the record's thread (once per pass is enough).
   void append_record(Batch& batch, const Cursor& c) {
-    describe_site(batch, c.header.site_id);
-    describe_thread(batch, *c.buffer);
+    if (c.header.site_id >= sites_written_.size() || !sites_written_[c.header.site_id])
+      describe_site(batch, c.header.site_id);
     char* out = batch.records.tail(8 + 4 * 10 + c.header.args_size);
     if (batch.record_count == 0) {
       std::memcpy(out, &c.header.ticks, 8);
@@ -422,7 +424,10 @@ class Logger {
     for (ThreadBuffer* b : buffers_) {
       Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
                nullptr};
-      if (load(c)) cursors_.push_back(c);
+      if (load(c)) {
+        describe_thread(*batch, *b);
+        cursors_.push_back(c);
+      }
     }
     auto later = [](const Cursor& a, const Cursor& b) { return a.header.ticks > b.header.ticks; };
     std::make_heap(cursors_.begin(), cursors_.end(), later);
@@ -435,17 +440,23 @@ class Logger {
         cursors_.pop_back();
         continue;  // this thread's later records wait for the next pass
       }
-      append_record(*batch, c);
-      ++taken;
-      c.position += ring_stride(c.header.args_size);
-      if (batch->records.size() >= kBatchTargetBytes) {
-        publish_consumed();
-        c.buffer->consumed.store(c.position, std::memory_order_release);
-        submit(batch);
-        batch = take_batch();
-        batch_opened_ = {};
-      }
-      if (load(c)) {
+      // Threads log in runs: take this thread's records up to the next
+      // thread's first one without touching the heap in between.
+      std::uint64_t limit = cursors_.size() > 1 ? std::min(cutoff, cursors_.front().header.ticks) : cutoff;
+      bool more;
+      do {
+        append_record(*batch, c);
+        ++taken;
+        c.position += ring_stride(c.header.args_size);
+        if (batch->records.size() >= kBatchTargetBytes) {
+          publish_consumed();
+          submit(batch);
+          batch = take_batch();
+          batch_opened_ = {};
+        }
+        more = load(c);
+      } while (more && c.header.ticks <= limit);
+      if (more) {
         std::push_heap(cursors_.begin(), cursors_.end(), later);
       } else {
         c.buffer->consumed.store(c.position, std::memory_order_release);
