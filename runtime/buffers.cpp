@@ -1,4 +1,7 @@
 #include <pthread.h>
+#if defined(__linux__)
+#include <linux/futex.h>
+#endif
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,19 +33,6 @@ struct BufferReleaser {
   bool exiting = false;
 };
 thread_local BufferReleaser tls_releaser;
-
-void pause_briefly(unsigned attempt) noexcept {
-  if (attempt < 64) {
-#if TERSE_CLOCK_TSC
-    _mm_pause();
-#endif
-  } else if (attempt < 256) {
-    std::this_thread::yield();
-  } else {
-    timespec pause{0, 50'000};
-    nanosleep(&pause, nullptr);
-  }
-}
 
 }  // namespace
 
@@ -94,7 +84,12 @@ static void count_drop(ThreadBuffer& buffer) noexcept {
   buffer.last_drop_ticks.store(ticks(), std::memory_order_relaxed);
 }
 
+// Waiting for room spins for a moment (the IO thread is usually draining
+// already), then sleeps until the IO thread says it freed space: spinning or
+// yielding longer would take the CPU from the very threads that free it.
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
+  constexpr unsigned kSpins = 128;
+  constexpr long kSleepLimitNs = 1'000'000;  // re-checks stop() at least this often
   auto& settings = buffer_settings();
   for (unsigned attempt = 0;; ++attempt) {
     if (!settings.running.load(std::memory_order_acquire)) return nullptr;
@@ -104,8 +99,40 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
       return nullptr;
     }
     if (attempt == 0) wake_io_thread();
-    pause_briefly(attempt);
+    if (attempt < kSpins) {
+#if TERSE_CLOCK_TSC
+      _mm_pause();
+#endif
+      continue;
+    }
+    std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_acquire);
+    buffer.waiting_for_room.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    char* out = buffer.try_reserve(size);
+    if (out == nullptr) wait_for_change(buffer.room_epoch, epoch, kSleepLimitNs);
+    buffer.waiting_for_room.store(false, std::memory_order_relaxed);
+    if (out != nullptr) return out;
   }
+}
+
+void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
+#if defined(__linux__)
+  timespec timeout{0, timeout_ns};
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+#else
+  (void)word;
+  (void)expected;
+  timespec pause{0, timeout_ns < 50'000 ? timeout_ns : 50'000};
+  nanosleep(&pause, nullptr);
+#endif
+}
+
+void wake_all(std::atomic<std::uint32_t>& word) noexcept {
+#if defined(__linux__)
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+#else
+  (void)word;
+#endif
 }
 
 std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t* text_lengths, bool* truncated,

@@ -31,6 +31,21 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
 // Wakes the IO thread early (a producer is waiting for room).
 void wake_io_thread() noexcept;
 
+// Sleeps while `word` still holds `expected`, at most `timeout_ns`.
+void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept;
+void wake_all(std::atomic<std::uint32_t>& word) noexcept;
+
+// The IO thread calls this after it moved `consumed` on.
+inline void room_freed(ThreadBuffer& buffer) noexcept {
+  // Pairs with the fence in reserve_slow: either the producer sees the new
+  // consumer position, or this sees that it waits.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (buffer.waiting_for_room.load(std::memory_order_relaxed)) {
+    buffer.room_epoch.fetch_add(1, std::memory_order_release);
+    wake_all(buffer.room_epoch);
+  }
+}
+
 std::int64_t realtime_ns() noexcept;
 
 }  // namespace terse::detail

@@ -98,7 +98,7 @@ void append_frame(std::string& out, schema::FrameType type, std::string_view pay
                   ZSTD_CCtx* cctx, std::string& scratch) {
   std::uint8_t flags = 0;
   std::string_view stored = payload;
-  if (level > 0 && payload.size() >= 64) {
+  if (level != 0 && payload.size() >= 64) {
     scratch.resize(ZSTD_compressBound(payload.size()));
     std::size_t n = ZSTD_compressCCtx(cctx, scratch.data(), scratch.size(), payload.data(), payload.size(), level);
     if (!ZSTD_isError(n) && n < payload.size()) {
@@ -436,7 +436,7 @@ class Logger {
       std::pop_heap(cursors_.begin(), cursors_.end(), later);
       Cursor& c = cursors_.back();
       if (c.header.ticks > cutoff) {
-        c.buffer->consumed.store(c.position, std::memory_order_release);
+        publish(c);
         cursors_.pop_back();
         continue;  // this thread's later records wait for the next pass
       }
@@ -459,15 +459,21 @@ class Logger {
       if (more) {
         std::push_heap(cursors_.begin(), cursors_.end(), later);
       } else {
-        c.buffer->consumed.store(c.position, std::memory_order_release);
+        publish(c);
         cursors_.pop_back();
       }
     }
     return taken;
   }
 
+  // Hands the ring space behind the cursor back to its thread.
+  static void publish(const Cursor& c) {
+    c.buffer->consumed.store(c.position, std::memory_order_release);
+    room_freed(*c.buffer);
+  }
+
   void publish_consumed() {
-    for (Cursor& c : cursors_) c.buffer->consumed.store(c.position, std::memory_order_release);
+    for (const Cursor& c : cursors_) publish(c);
   }
 
   // A flush writes every record logged before it. A call in flight when
@@ -766,8 +772,8 @@ void validate(const Config& config) {
                 std::to_string(b));
   if (config.roll_bytes < 4096)
     throw Error("terse: Config::roll_bytes must be at least 4096, not " + std::to_string(config.roll_bytes));
-  if (config.compression_level < 0 || config.compression_level > ZSTD_maxCLevel())
-    throw Error("terse: Config::compression_level must be 0 (store) to " + std::to_string(ZSTD_maxCLevel()) +
+  if (config.compression_level < -7 || config.compression_level > ZSTD_maxCLevel())
+    throw Error("terse: Config::compression_level must be -7 to " + std::to_string(ZSTD_maxCLevel()) +
                 ", not " + std::to_string(config.compression_level));
   if (static_cast<int>(config.level) > static_cast<int>(Level::off))
     throw Error("terse: Config::level is not a valid level");

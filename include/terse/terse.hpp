@@ -51,7 +51,7 @@ struct Config {
   std::size_t thread_buffer_bytes = std::size_t{1} << 20;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;     // start a new file past this size
   bool roll_daily = true;                                  // and at local midnight
-  int compression_level = 1;                               // zstd level; 0 writes frames uncompressed
+  int compression_level = 1;  // zstd level, -7 (fastest) to 22; 0 writes frames uncompressed
   // How long the IO thread holds records back so that records of different
   // threads come out in time order: it covers timestamp skew between cores
   // and the moment a store takes to become visible. (A thread preempted in

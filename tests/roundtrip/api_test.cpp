@@ -193,7 +193,7 @@ TEST_CASE("start rejects bad configs with terse::Error and a clear message") {
   bad([](terse::Config& c) { c.thread_buffer_bytes = 65536 + 4096; }, "power of two");
   bad([](terse::Config& c) { c.thread_buffer_bytes = 0; }, "thread_buffer_bytes");
   bad([](terse::Config& c) { c.compression_level = 1000; }, "compression_level");
-  bad([](terse::Config& c) { c.compression_level = -1; }, "compression_level");
+  bad([](terse::Config& c) { c.compression_level = -8; }, "compression_level");
 
   const std::string regular_file = dir / "not-a-directory";
   write_file(regular_file, "x");
@@ -385,4 +385,20 @@ TEST_CASE("a null const char* decodes without crashing") {
   // fmt::format throws for a null C string; the decoder shows something
   // instead of the argument, and must not pass it off as an empty string.
   CHECK(decoded.lines[0].message != "[]");
+}
+
+TEST_CASE("every compression level, from zstd's fast modes to storing, writes a file that decodes") {
+  for (int level : {-7, -1, 0, 1, 3, 9}) {
+    INFO("compression_level " << level);
+    TempDir dir;
+    auto config = test_config(dir.path());
+    config.compression_level = level;
+    terse::start(config);
+    for (int i = 0; i < 2000; ++i) TERSE_INFO("record {} of level {}", i, level);
+    terse::stop();
+    const Decoded decoded = decode_dir(dir.path());
+    CHECK(decoded.intact());
+    REQUIRE(decoded.lines.size() == 2000);
+    CHECK(decoded.lines.back().message == fmt::format("record {} of level {}", 1999, level));
+  }
 }

@@ -53,6 +53,10 @@ struct ThreadBuffer {
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
+  // A producer that found the ring full sleeps on room_epoch; the IO thread
+  // bumps it and wakes the producer when it frees space.
+  std::atomic<bool> waiting_for_room{false};
+  std::atomic<std::uint32_t> room_epoch{0};
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
