@@ -186,6 +186,9 @@ inline std::size_t string_length(const T& value) noexcept {
   if constexpr (is_char_pointer<T>) {
     return value ? std::strlen(value) : 0;
   } else if constexpr (is_char_array<T>) {
+    // A NUL in the last element (every string literal) makes strlen safe,
+    // and strlen of a literal folds to a constant at compile time.
+    if (value[std::extent_v<T> - 1] == '\0') return __builtin_strlen(value);
     return ::strnlen(value, std::extent_v<T>);
   } else {
     return value.size();
