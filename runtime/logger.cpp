@@ -236,6 +236,44 @@ class Logger {
     flushed_.wait(lock, [&] { return flush_completed_ >= sequence || writer_done_; });
   }
 
+  void flush_durable() {
+    flush();
+    std::unique_lock lock(mutex_);
+    std::uint64_t sequence = ++sync_requested_;
+    batch_ready_.notify_one();
+    flushed_.wait(lock, [&] { return sync_completed_ >= sequence || writer_done_; });
+  }
+
+  Stats stats() {
+    Stats s;
+    s.records_written = records_written_.load(std::memory_order_relaxed);
+    s.bytes_in = bytes_in_.load(std::memory_order_relaxed);
+    s.bytes_out = bytes_out_.load(std::memory_order_relaxed);
+    s.files_opened = files_opened_.load(std::memory_order_relaxed);
+    s.write_errors = write_errors_.load(std::memory_order_relaxed);
+    s.syncs = syncs_.load(std::memory_order_relaxed);
+    s.records_dropped = dropped_released_.load(std::memory_order_relaxed);
+    for (std::thread* t : {&collector_, &writer_}) {
+      clockid_t clock;
+      timespec used{};
+      if (pthread_getcpuclockid(t->native_handle(), &clock) == 0 && clock_gettime(clock, &used) == 0)
+        s.io_busy += std::chrono::seconds(used.tv_sec) + std::chrono::nanoseconds(used.tv_nsec);
+    }
+    auto& registry = buffer_registry();
+    std::lock_guard lock(registry.mutex);
+    for (const ThreadBuffer* b : registry.buffers) {
+      ThreadStats t;
+      t.os_tid = b->os_tid;
+      t.name = std::string(b->name, ::strnlen(b->name, sizeof b->name));
+      t.buffer_bytes = b->capacity;
+      t.highest_fill = b->highest_fill.load(std::memory_order_relaxed);
+      t.dropped = b->dropped.load(std::memory_order_relaxed);
+      s.records_dropped += t.dropped;
+      s.threads.push_back(std::move(t));
+    }
+    return s;
+  }
+
   void stop() {
     stop_requested_.store(true, std::memory_order_release);
     wake_io_thread();
@@ -350,6 +388,7 @@ class Logger {
         std::lock_guard lock(registry.mutex);
         std::erase(registry.buffers, b);
         registry.generation.fetch_add(1, std::memory_order_release);
+        dropped_released_.fetch_add(b->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
       }
       destroy_thread_buffer(b);
       changed = true;
@@ -424,6 +463,8 @@ class Logger {
     for (ThreadBuffer* b : buffers_) {
       Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
                nullptr};
+      if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
+        b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
       if (load(c)) {
         describe_thread(*batch, *b);
         cursors_.push_back(c);
@@ -574,25 +615,57 @@ class Logger {
 
   void write_loop() {
     for (;;) {
-      Batch* batch;
+      Batch* batch = nullptr;
+      std::uint64_t sync_target;
       {
         std::unique_lock lock(mutex_);
-        batch_ready_.wait(lock, [&] { return !full_batches_.empty(); });
-        batch = full_batches_.front();
-        full_batches_.pop_front();
+        auto ready = [&] { return !full_batches_.empty() || sync_requested_ > sync_completed_; };
+        if (unsynced_bytes_ > 0 && config_.fsync_interval.count() > 0) {
+          batch_ready_.wait_until(lock, unsynced_since_ + config_.fsync_interval, ready);
+        } else {
+          batch_ready_.wait(lock, ready);
+        }
+        if (!full_batches_.empty()) {
+          batch = full_batches_.front();
+          full_batches_.pop_front();
+        }
+        sync_target = sync_requested_;
       }
-      write_batch(*batch);
-      bool last = batch->last;
+      if (batch != nullptr) write_batch(*batch);
+      bool durable_wanted = sync_target > sync_completed_;
+      if (durable_wanted || sync_due()) sync_file();
+      bool last = batch != nullptr && batch->last;
+      if (last) sync_file();
       {
         std::lock_guard lock(mutex_);
-        if (batch->flush_sequence > flush_completed_) flush_completed_ = batch->flush_sequence;
+        if (batch != nullptr) {
+          if (batch->flush_sequence > flush_completed_) flush_completed_ = batch->flush_sequence;
+          free_batches_.push_back(batch);
+        }
+        if (durable_wanted) sync_completed_ = sync_target;
         if (last) writer_done_ = true;
-        free_batches_.push_back(batch);
       }
       batch_returned_.notify_one();
       flushed_.notify_all();
       if (last) return;
     }
+  }
+
+  bool sync_due() const {
+    if (unsynced_bytes_ == 0) return false;
+    if (config_.fsync_bytes > 0 && unsynced_bytes_ >= config_.fsync_bytes) return true;
+    return config_.fsync_interval.count() > 0 &&
+           std::chrono::steady_clock::now() - unsynced_since_ >= config_.fsync_interval;
+  }
+
+  void sync_file() {
+    if (fd_ < 0 || unsynced_bytes_ == 0) return;
+    if (::fdatasync(fd_) != 0) {
+      write_errors_.fetch_add(1, std::memory_order_relaxed);
+      config_.on_error("fdatasync of " + path_ + " failed: " + std::strerror(errno));
+    }
+    syncs_.fetch_add(1, std::memory_order_relaxed);
+    unsynced_bytes_ = 0;
   }
 
   void write_batch(const Batch& batch) {
@@ -612,7 +685,10 @@ class Logger {
     if (!batch.dictionary.empty() && !fresh)
       append_dictionary_frames(out_, batch.dictionary, level, cctx_, scratch_);
     if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
-    write_all(out_);
+    if (write_all(out_)) {
+      records_written_.fetch_add(batch.record_count, std::memory_order_relaxed);
+      bytes_in_.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+    }
   }
 
   bool write_all(std::string_view bytes) {
@@ -620,11 +696,15 @@ class Logger {
       ssize_t n = ::write(fd_, bytes.data(), bytes.size());
       if (n < 0) {
         if (errno == EINTR) continue;
+        write_errors_.fetch_add(1, std::memory_order_relaxed);
         config_.on_error("write to " + path_ + " failed: " + std::strerror(errno));
         return false;
       }
       bytes.remove_prefix(static_cast<std::size_t>(n));
       file_bytes_ += static_cast<std::uint64_t>(n);
+      bytes_out_.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
+      if (unsynced_bytes_ == 0) unsynced_since_ = std::chrono::steady_clock::now();
+      unsynced_bytes_ += static_cast<std::uint64_t>(n);
     }
     return true;
   }
@@ -657,7 +737,8 @@ class Logger {
       char suffix[32];
       std::snprintf(suffix, sizeof suffix, "-%s-%03u.tlog", date.c_str(), sequence_);
       std::string path = (fs::path(config_.directory) / (config_.name + suffix)).string();
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                      static_cast<mode_t>(config_.file_mode));
       if (fd < 0 && errno == EEXIST) continue;
       if (fd < 0) {
         std::string message = "cannot create " + path + ": " + std::strerror(errno);
@@ -665,10 +746,14 @@ class Logger {
         config_.on_error(message);
         return false;
       }
-      if (fd_ >= 0) ::close(fd_);
+      if (fd_ >= 0) {
+        sync_file();  // a rolled file is complete: make it durable before letting go
+        ::close(fd_);
+      }
       fd_ = fd;
       path_ = path;
       file_bytes_ = 0;
+      files_opened_.fetch_add(1, std::memory_order_relaxed);
       bool written = write_file_start();
       ++sequence_;
       return written;
@@ -724,6 +809,8 @@ class Logger {
   std::condition_variable batch_returned_;
   std::atomic<std::uint64_t> flush_requested_{0};
   std::uint64_t flush_completed_ = 0;
+  std::uint64_t sync_requested_ = 0;  // under mutex_
+  std::uint64_t sync_completed_ = 0;  // under mutex_
   std::atomic<bool> stop_requested_{false};
   bool writer_done_ = false;
 
@@ -740,7 +827,18 @@ class Logger {
   std::vector<Batch*> free_batches_;
   std::deque<Batch*> full_batches_;
 
+  // Counters for stats(), written by the IO threads.
+  std::atomic<std::uint64_t> records_written_{0};
+  std::atomic<std::uint64_t> bytes_in_{0};
+  std::atomic<std::uint64_t> bytes_out_{0};
+  std::atomic<std::uint64_t> files_opened_{0};
+  std::atomic<std::uint64_t> write_errors_{0};
+  std::atomic<std::uint64_t> syncs_{0};
+  std::atomic<std::uint64_t> dropped_released_{0};  // drops of threads whose buffers are gone
+
   // Writer-only state.
+  std::uint64_t unsynced_bytes_ = 0;
+  std::chrono::steady_clock::time_point unsynced_since_{};
   ZSTD_CCtx* cctx_ = nullptr;
   std::string dictionary_;  // every entry written so far, replayed into each new file
   std::string out_;
@@ -777,6 +875,8 @@ void validate(const Config& config) {
                 ", not " + std::to_string(config.compression_level));
   if (static_cast<int>(config.level) > static_cast<int>(Level::off))
     throw Error("terse: Config::level is not a valid level");
+  if (config.file_mode > 07777) throw Error("terse: Config::file_mode is not a permission mode");
+  if (config.fsync_interval.count() < 0) throw Error("terse: Config::fsync_interval is negative");
   if (config.ordering_window < std::chrono::microseconds(0) || config.ordering_window > std::chrono::seconds(10))
     throw Error("terse: Config::ordering_window must be between 0 and 10 s");
   std::error_code ec;
@@ -822,6 +922,18 @@ void flush() {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
   if (g_logger) g_logger->flush();
+}
+
+void flush(Durable) {
+  using namespace detail;
+  std::lock_guard lock(g_lifecycle);
+  if (g_logger) g_logger->flush_durable();
+}
+
+Stats stats() {
+  using namespace detail;
+  std::lock_guard lock(g_lifecycle);
+  return g_logger ? g_logger->stats() : Stats{};
 }
 
 void stop() {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -57,6 +58,12 @@ struct Config {
   // and the moment a store takes to become visible. (A thread preempted in
   // the middle of a call is waited for, whatever this says.)
   std::chrono::microseconds ordering_window{200};
+  // Durability: the IO thread calls fdatasync once data has waited this long
+  // unsynced, or once this many bytes are unsynced; zero turns either off.
+  // A rolled file is synced before it is closed.
+  std::chrono::milliseconds fsync_interval{1000};
+  std::uint64_t fsync_bytes = std::uint64_t{32} << 20;
+  unsigned file_mode = 0640;  // permissions of new files (before the umask)
   // Runtime failures (a write error, a file that cannot be opened) are
   // reported here, on the IO thread; by default they go to stderr.
   std::function<void(const std::string&)> on_error;
@@ -73,6 +80,36 @@ class Error : public std::runtime_error {
 void start(const Config& config);
 // Returns once every record logged before the call is written to the file.
 void flush();
+// The same, and returns only once the file's data is on stable storage.
+struct Durable {
+  explicit Durable() = default;
+};
+inline constexpr Durable durable{};
+void flush(Durable);
+
+struct ThreadStats {
+  std::uint64_t os_tid = 0;
+  std::string name;
+  std::size_t buffer_bytes = 0;
+  std::size_t highest_fill = 0;  // the most bytes ever waiting in its buffer
+  std::uint64_t dropped = 0;
+};
+
+// What the logger has done since start(); counters are exact once flush()
+// has returned.
+struct Stats {
+  std::uint64_t records_written = 0;  // into files, control records included
+  std::uint64_t records_dropped = 0;  // by the drop policy
+  std::uint64_t bytes_in = 0;         // frame payloads before compression
+  std::uint64_t bytes_out = 0;        // bytes written to files
+  std::uint64_t files_opened = 0;
+  std::uint64_t write_errors = 0;
+  std::uint64_t syncs = 0;                // fdatasync calls
+  std::chrono::nanoseconds io_busy{0};    // CPU time of the IO threads
+  std::vector<ThreadStats> threads;       // threads with a buffer, live or not yet drained
+};
+// All zero when the logger is not running.
+Stats stats();
 // Drains everything, closes the file and stops the IO thread. Runs at exit
 // when the program does not call it; calls made afterwards are discarded.
 void stop();

@@ -50,6 +50,7 @@ struct ThreadBuffer {
   alignas(64) std::atomic<std::uint64_t> consumed{0};
   std::uint64_t drops_reported = 0;
   std::uint64_t drops_checked_ticks = 0;  // drops not yet reported happened after this
+  std::atomic<std::uint64_t> highest_fill{0};
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};

@@ -1,0 +1,163 @@
+// fsync policy, durable flush, file permissions and runtime stats.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::uint64_t bytes_in_files(const std::string& directory) {
+  std::uint64_t total = 0;
+  for (const auto& file : log_files(directory)) total += std::filesystem::file_size(file);
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("data waiting longer than fsync_interval is synced") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.fsync_interval = 20ms;
+  config.fsync_bytes = 0;
+  terse::start(config);
+  TERSE_INFO("needs to reach the disk: {}", 1);
+  terse::flush();
+  std::this_thread::sleep_for(300ms);
+  CHECK(terse::stats().syncs >= 1);
+  terse::stop();
+}
+
+TEST_CASE("without an interval or a byte threshold nothing is synced until stop") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.fsync_interval = 0ms;
+  config.fsync_bytes = 0;
+  terse::start(config);
+  for (int i = 0; i < 1000; ++i) TERSE_INFO("record {}", i);
+  terse::flush();
+  std::this_thread::sleep_for(100ms);
+  CHECK(terse::stats().syncs == 0);
+  terse::stop();
+}
+
+TEST_CASE("passing fsync_bytes of unsynced data syncs") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.fsync_interval = 0ms;
+  config.fsync_bytes = 4096;
+  config.compression_level = 0;  // so that the records reach the byte threshold quickly
+  terse::start(config);
+  std::string padding(200, 'p');
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 50; ++i) TERSE_INFO("record {} {}", i, padding);
+    terse::flush();
+  }
+  CHECK(terse::stats().syncs >= 2);
+  terse::stop();
+}
+
+TEST_CASE("flush(durable) returns after a sync of everything written") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.fsync_interval = 0ms;
+  config.fsync_bytes = 0;
+  terse::start(config);
+  TERSE_INFO("durable record {}", 7);
+  terse::flush(terse::durable);
+  CHECK(terse::stats().syncs == 1);
+  terse::flush(terse::durable);  // nothing new to sync
+  CHECK(terse::stats().syncs == 1);
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.lines.size() == 1);
+  CHECK(decoded.lines[0].message == "durable record 7");
+  terse::stop();
+}
+
+TEST_CASE("files are created with Config::file_mode, 0640 by default") {
+  for (unsigned mode : {0640u, 0600u}) {
+    TempDir dir;
+    auto config = test_config(dir.path());
+    if (mode != 0640u) config.file_mode = mode;
+    mode_t old_mask = ::umask(022);
+    terse::start(config);
+    TERSE_INFO("mode {:o}", mode);
+    terse::stop();
+    ::umask(old_mask);
+    auto files = log_files(dir.path());
+    REQUIRE(files.size() == 1);
+    struct stat info {};
+    REQUIRE(::stat(files[0].c_str(), &info) == 0);
+    CHECK((info.st_mode & 07777) == mode);
+  }
+}
+
+TEST_CASE("stats() counts what was written, per thread and in total") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;
+  terse::start(config);
+  constexpr int kRecords = 20000;
+  std::thread([&] {
+    for (int i = 0; i < kRecords; ++i) TERSE_INFO("worker record {} of {}", i, kRecords);
+  }).join();
+  for (int i = 0; i < 10; ++i) TERSE_WARN("main record {}", i);
+  terse::flush();
+  terse::Stats s = terse::stats();
+  CHECK(s.records_written == kRecords + 10);
+  CHECK(s.records_dropped == 0);
+  CHECK(s.files_opened == 1);
+  CHECK(s.write_errors == 0);
+  CHECK(s.bytes_out == bytes_in_files(dir.path()));
+  CHECK(s.bytes_in > s.bytes_out / 2);
+  CHECK(s.io_busy.count() > 0);
+  bool found_main = false;
+  for (const auto& t : s.threads) {
+    if (t.os_tid == static_cast<std::uint64_t>(::gettid())) {
+      found_main = true;
+      CHECK(t.buffer_bytes >= 4096);  // this thread may have its buffer from an earlier start()
+      CHECK(t.highest_fill > 0);
+      CHECK(t.highest_fill <= t.buffer_bytes);
+    }
+  }
+  CHECK(found_main);
+  terse::stop();
+  CHECK(terse::stats().records_written == 0);  // not running
+}
+
+TEST_CASE("stats() counts drops, also of threads that have exited") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 4096;
+  config.overflow = terse::Overflow::drop;
+  terse::start(config);
+  std::string padding(100, 'd');
+  std::thread([&] {
+    for (int i = 0; i < 100000; ++i) TERSE_INFO("flood {} {}", i, padding);
+  }).join();
+  terse::flush();
+  std::this_thread::sleep_for(50ms);  // the exited thread's buffer is released
+  terse::flush();
+  terse::Stats s = terse::stats();
+  CHECK(s.records_dropped > 0);
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  std::uint64_t reported = 0, logged = 0;
+  for (const auto& line : decoded.lines) {
+    if (line.dropped) {
+      reported += line.dropped_count;
+    } else {
+      ++logged;
+    }
+  }
+  CHECK(reported == s.records_dropped);
+  CHECK(logged + reported == 100000);
+}
