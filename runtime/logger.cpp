@@ -915,7 +915,7 @@ void start(const Config& config) {
   g_logger = std::move(logger);
   static bool at_exit_registered = (std::atexit(stop_at_exit), true);
   (void)at_exit_registered;
-  g_level.store(static_cast<int>(config.level), std::memory_order_relaxed);
+  g_hot.level.store(static_cast<int>(config.level), std::memory_order_relaxed);
 }
 
 void flush() {
@@ -940,18 +940,33 @@ void stop() {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
   if (!g_logger) return;
-  g_level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
   g_logger->stop();
   buffer_settings().running.store(false, std::memory_order_release);
   g_active.store(false, std::memory_order_release);
   g_logger.reset();
 }
 
-void set_level(Level level) noexcept {
-  if (detail::g_active.load(std::memory_order_acquire))
-    detail::g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+void set_async(bool asynchronous) noexcept {
+  detail::g_hot.synchronous.store(!asynchronous, std::memory_order_relaxed);
 }
 
-Level level() noexcept { return static_cast<Level>(detail::g_level.load(std::memory_order_relaxed)); }
+namespace detail {
+void wait_until_written() noexcept {
+  try {
+    terse::flush();
+  } catch (...) {
+    // flush() only throws when a mutex cannot be locked; the record is in
+    // the buffer regardless and will be written.
+  }
+}
+}  // namespace detail
+
+void set_level(Level level) noexcept {
+  if (detail::g_active.load(std::memory_order_acquire))
+    detail::g_hot.level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
+
+Level level() noexcept { return static_cast<Level>(detail::g_hot.level.load(std::memory_order_relaxed)); }
 
 }  // namespace terse

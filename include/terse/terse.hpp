@@ -115,14 +115,27 @@ Stats stats();
 void stop();
 
 void set_level(Level level) noexcept;
+
+// set_async(false) makes every logging call return only once its record is
+// in the file (slow: for chasing records that seem to go missing);
+// set_async(true) goes back to normal. Safe to switch while threads log.
+void set_async(bool asynchronous) noexcept;
 Level level() noexcept;
 
 namespace detail {
 
-inline std::atomic<int> g_level{static_cast<int>(Level::off)};
+// Side by side so the level check and the sync-mode check share a cache line.
+struct alignas(64) HotSettings {
+  std::atomic<int> level{static_cast<int>(Level::off)};
+  std::atomic<bool> synchronous{false};
+};
+inline HotSettings g_hot;
+
+// Sync mode: wait until the record just logged is in the file.
+void wait_until_written() noexcept;
 
 inline bool level_enabled(Level level) noexcept {
-  return g_level.load(std::memory_order_relaxed) <= static_cast<int>(level);
+  return g_hot.level.load(std::memory_order_relaxed) <= static_cast<int>(level);
 }
 
 // Shortens strings so that a record fits the thread's ring (FORMAT.md §8:
@@ -166,6 +179,7 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   ((cursor = encode_arg<Tags[I]>(cursor, args, text_lengths[I], truncated[I])), ...);
   buffer->commit(header.ticks);
+  if (__builtin_expect(g_hot.synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
 }
 
 // Never defined: stripped calls name it only to have their format checked.

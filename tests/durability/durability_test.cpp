@@ -1,9 +1,12 @@
 // fsync policy, durable flush, file permissions and runtime stats.
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -160,4 +163,54 @@ TEST_CASE("stats() counts drops, also of threads that have exited") {
   }
   CHECK(reported == s.records_dropped);
   CHECK(logged + reported == 100000);
+}
+
+TEST_CASE("in sync mode every call returns with its record in the file") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  terse::start(config);
+  terse::set_async(false);
+  for (int i = 0; i < 5; ++i) {
+    TERSE_INFO("synchronous record {}", i);
+    Decoded decoded = decode_dir(dir.path());  // no flush: the call itself waited
+    REQUIRE(decoded.lines.size() == static_cast<std::size_t>(i + 1));
+    CHECK(decoded.lines.back().message == fmt::format("synchronous record {}", i));
+  }
+  terse::set_async(true);
+  terse::stop();
+}
+
+TEST_CASE("switching sync mode while other threads log loses and repeats nothing") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  constexpr int kThreads = 3;
+  constexpr int kPerThread = 3000;
+  std::atomic<bool> done{false};
+  std::thread toggler([&] {
+    for (bool async = false; !done.load(); async = !async) {
+      terse::set_async(async);
+      std::this_thread::sleep_for(1ms);
+    }
+    terse::set_async(true);
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < kPerThread; ++i) TERSE_INFO("thread {} record {}", t, i);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  done = true;
+  toggler.join();
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  CHECK(decoded.intact());
+  REQUIRE(decoded.lines.size() == kThreads * kPerThread);
+  std::vector<int> next(kThreads, 0);
+  for (const auto& line : decoded.lines) {
+    int t = -1, i = -1;
+    REQUIRE(std::sscanf(line.message.c_str(), "thread %d record %d", &t, &i) == 2);
+    CHECK(i == next[t]);
+    next[t] = i + 1;
+  }
 }
