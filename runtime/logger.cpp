@@ -210,7 +210,8 @@ class Logger {
     for (auto& batch : batches_) free_batches_.push_back(&batch);
     cctx_ = ZSTD_createCCtx();
     if (cctx_ == nullptr) throw Error("terse: cannot create a zstd compression context");
-    open_file(true);
+    if (!open_file(true))
+      throw Error("terse: cannot write the first file in '" + config_.directory + "': " + std::strerror(last_errno_));
   }
 
   ~Logger() {
@@ -631,7 +632,11 @@ class Logger {
         }
         sync_target = sync_requested_;
       }
-      if (batch != nullptr) write_batch(*batch);
+      if (batch != nullptr) {
+        absorb(*batch);
+        bool written = write_batch(*batch) || write_failed(*batch);
+        if (written && failing_) write_recovered();
+      }
       bool durable_wanted = sync_target > sync_completed_;
       if (durable_wanted || sync_due()) sync_file();
       bool last = batch != nullptr && batch->last;
@@ -668,27 +673,140 @@ class Logger {
     unsynced_bytes_ = 0;
   }
 
-  void write_batch(const Batch& batch) {
+  // Takes in what a batch adds to the process-wide state, once per batch
+  // however often writing it is tried.
+  void absorb(const Batch& batch) {
     dictionary_.append(batch.dictionary);
     if (batch.calibration_changed) calibration_written_ = batch.calibration;
-    if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return;
+  }
+
+  // False when the batch did not reach the file (the file is left as it was).
+  bool write_batch(const Batch& batch) {
+    if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
     bool fresh = false;
     if (fd_ < 0 || file_bytes_ >= config_.roll_bytes ||
         (config_.roll_daily && local_date(realtime_ns()) != file_date_)) {
-      if (!open_file(false)) return;
+      if (!open_file(false)) return false;
       fresh = true;  // the new file's opening frames already hold the dictionary
+    } else if (!file_started_) {
+      if (!(file_started_ = write_file_start())) return false;
+      fresh = true;
     }
     out_.clear();
     int level = config_.compression_level;
-    if (batch.calibration_changed && !fresh)
-      append_frame(out_, schema::FrameType::calibration, calibration_payload(batch.calibration), 0, cctx_, scratch_);
-    if (!batch.dictionary.empty() && !fresh)
+    // After a failed write the dictionary entries of lost batches are
+    // missing from the file: repeat all of them (readers take the latest).
+    bool whole_dictionary = replay_dictionary_ && !fresh;
+    if ((batch.calibration_changed || whole_dictionary) && !fresh)
+      append_frame(out_, schema::FrameType::calibration, calibration_payload(calibration_written_), 0, cctx_,
+                   scratch_);
+    if (whole_dictionary) {
+      append_dictionary_frames(out_, dictionary_, level, cctx_, scratch_);
+    } else if (!batch.dictionary.empty() && !fresh) {
       append_dictionary_frames(out_, batch.dictionary, level, cctx_, scratch_);
-    if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
-    if (write_all(out_)) {
-      records_written_.fetch_add(batch.record_count, std::memory_order_relaxed);
-      bytes_in_.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
     }
+    if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
+    if (!append_to_file(out_)) return false;
+    replay_dictionary_ = false;
+    records_written_.fetch_add(batch.record_count, std::memory_order_relaxed);
+    bytes_in_.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+    return true;
+  }
+
+  // A write that fails part-way is cut back, so the file never holds a torn
+  // frame in front of good ones.
+  bool append_to_file(std::string_view bytes) {
+    std::uint64_t start = file_bytes_;
+    if (write_all(bytes)) return true;
+    if (file_bytes_ != start && ::ftruncate(fd_, static_cast<off_t>(start)) == 0) {
+      bytes_out_.fetch_sub(file_bytes_ - start, std::memory_order_relaxed);
+      unsynced_bytes_ -= std::min(unsynced_bytes_, file_bytes_ - start);
+      file_bytes_ = start;
+    }
+    return false;
+  }
+
+  // Disk full, file too large, I/O error: reported once; the block policy
+  // holds the batch and retries (callers block as buffers fill), the drop
+  // policy counts its records as lost. Stopping gives up holding.
+  bool write_failed(const Batch& batch) {
+    bool hold = config_.overflow == Overflow::block;
+    if (!failing_) {
+      failing_ = true;
+      config_.on_error("writing " + (path_.empty() ? config_.directory : path_) +
+                       " failed: " + std::strerror(last_errno_) +
+                       (hold ? "; records are held until writes succeed again"
+                             : "; records are dropped and counted until writes succeed again"));
+    }
+    replay_dictionary_ = true;
+    auto pause = std::chrono::milliseconds(10);
+    while (hold && !stop_requested_.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+      if (write_batch(batch)) return true;
+    }
+    if (batch.record_count > 0) {
+      std::uint64_t first = wire::get_le<std::uint64_t>(
+          reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+      lost_first_ticks_ = lost_records_ == 0 ? first : std::min(lost_first_ticks_, first);
+      lost_last_ticks_ = std::max(lost_last_ticks_, batch.last_ticks);
+      std::uint64_t earlier_drops = 0;
+      std::uint64_t lost = log_records_in(batch, earlier_drops);
+      // Drops a lost control record reported are counted in stats already.
+      lost_records_ += lost + earlier_drops;
+      dropped_released_.fetch_add(lost, std::memory_order_relaxed);
+    }
+    return false;
+  }
+
+  // The log records of a batch; `drops` gets what its "dropped" control
+  // records reported, since those reports are lost with it.
+  static std::uint64_t log_records_in(const Batch& batch, std::uint64_t& drops) {
+    std::uint64_t count = 0;
+    wire::Reader r(std::string_view(batch.records));
+    r.skip(8);
+    while (!r.empty()) {
+      std::uint64_t site, thread, delta;
+      std::string_view args;
+      if (!r.varint(site) || !r.varint(thread) || !r.varint(delta) || !r.length_prefixed(args, args.npos)) break;
+      std::uint64_t dropped = 0;
+      if (site == schema::kControlSiteId && args.size() >= 9 &&
+          args[0] == static_cast<char>(schema::ControlKind::dropped)) {
+        std::memcpy(&dropped, args.data() + 1, 8);
+        drops += dropped;
+      } else {
+        ++count;
+      }
+    }
+    return count;
+  }
+
+  // Writes work again: say so, and put the loss into the log itself.
+  void write_recovered() {
+    failing_ = false;
+    std::string note = "writing " + path_ + " works again";
+    if (lost_records_ > 0) {
+      // FORMAT.md §7: a "dropped" control record; thread index 0 stands for
+      // the writer, since the lost records came from any thread.
+      std::string payload;
+      wire::put_le<std::uint64_t>(payload, lost_last_ticks_);
+      std::string args;
+      args.push_back(static_cast<char>(schema::ControlKind::dropped));
+      wire::put_le<std::uint64_t>(args, lost_records_);
+      wire::put_le<std::uint64_t>(args, lost_first_ticks_);
+      wire::put_le<std::uint64_t>(args, lost_last_ticks_);
+      wire::put_varint(payload, schema::kControlSiteId);
+      wire::put_varint(payload, 0);
+      wire::put_varint(payload, 0);
+      wire::put_bytes(payload, args);
+      out_.clear();
+      append_frame(out_, schema::FrameType::records, payload, 0, cctx_, scratch_);
+      if (append_to_file(out_)) {
+        note += "; " + std::to_string(lost_records_) + " records logged in the meantime are lost, as the log now says";
+        lost_records_ = 0;
+      }
+    }
+    config_.on_error(note);
   }
 
   bool write_all(std::string_view bytes) {
@@ -696,8 +814,8 @@ class Logger {
       ssize_t n = ::write(fd_, bytes.data(), bytes.size());
       if (n < 0) {
         if (errno == EINTR) continue;
+        last_errno_ = errno;
         write_errors_.fetch_add(1, std::memory_order_relaxed);
-        config_.on_error("write to " + path_ + " failed: " + std::strerror(errno));
         return false;
       }
       bytes.remove_prefix(static_cast<std::size_t>(n));
@@ -741,9 +859,9 @@ class Logger {
                       static_cast<mode_t>(config_.file_mode));
       if (fd < 0 && errno == EEXIST) continue;
       if (fd < 0) {
+        last_errno_ = errno;
         std::string message = "cannot create " + path + ": " + std::strerror(errno);
         if (throw_on_error) throw Error("terse: " + message);
-        config_.on_error(message);
         return false;
       }
       if (fd_ >= 0) {
@@ -754,9 +872,9 @@ class Logger {
       path_ = path;
       file_bytes_ = 0;
       files_opened_.fetch_add(1, std::memory_order_relaxed);
-      bool written = write_file_start();
+      file_started_ = write_file_start();
       ++sequence_;
-      return written;
+      return file_started_;
     }
     std::string message = "no free file name in " + config_.directory;
     if (throw_on_error) throw Error("terse: " + message);
@@ -792,7 +910,7 @@ class Logger {
     append_frame(out_, schema::FrameType::calibration, calibration_payload(calibration_written_), 0, cctx_,
                  scratch_);
     append_dictionary_frames(out_, dictionary_, config_.compression_level, cctx_, scratch_);
-    return write_all(out_);
+    return append_to_file(out_);
   }
 
   Config config_;
@@ -837,6 +955,13 @@ class Logger {
   std::atomic<std::uint64_t> dropped_released_{0};  // drops of threads whose buffers are gone
 
   // Writer-only state.
+  bool file_started_ = false;       // the current file's opening frames are written
+  bool failing_ = false;            // the last write failed
+  bool replay_dictionary_ = false;  // batches were lost since the dictionary was last whole
+  int last_errno_ = 0;
+  std::uint64_t lost_records_ = 0;
+  std::uint64_t lost_first_ticks_ = 0;
+  std::uint64_t lost_last_ticks_ = 0;
   std::uint64_t unsynced_bytes_ = 0;
   std::chrono::steady_clock::time_point unsynced_since_{};
   ZSTD_CCtx* cctx_ = nullptr;
