@@ -48,7 +48,7 @@ class TerseLogger {
       ids.clear();
       for (auto tid : thread_ids()) {
         auto name = thread_name(tid);
-        if (name == "terse-collect" || name == "terse-write") ids.push_back(tid);
+        if (name == "terse-io" || name == "terse-write") ids.push_back(tid);
       }
       if (ids.size() >= 2) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));

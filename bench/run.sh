@@ -151,7 +151,7 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       print ""
       print "`request {} took {} us status {} path {}` with int, double, int and a short string, " records[r] " records"
       print "as fast as one thread can log them; the clock stops when the logger'"'"'s flush returns. IO CPU is"
-      print "the CPU time of the logger'"'"'s own threads (terse-collect + terse-write, spdlog'"'"'s worker)."
+      print "the CPU time of the logger'"'"'s own threads (terse-io + terse-write, spdlog'"'"'s worker)."
       print ""
       print "| logger | records/s | terse × | bytes/record | terse × | peak RSS MiB | IO CPU ms per M records | terse × |"
       print "|---|---:|---:|---:|---:|---:|---:|---:|"

@@ -183,10 +183,8 @@ struct Wakeup {
   std::mutex mutex;
   std::condition_variable cv;
 };
-Wakeup& io_wakeup() {
-  static Wakeup* wakeup = new Wakeup;
-  return *wakeup;
-}
+Wakeup* g_wakeup = new Wakeup;
+Wakeup& io_wakeup() { return *g_wakeup; }
 
 Calibration sample_clock() {
   Calibration c;
@@ -220,14 +218,11 @@ class Logger {
   }
 
   void run() {
-    collector_ = std::thread([this] {
-      pthread_setname_np(pthread_self(), "terse-collect");
-      collect_loop();
-    });
-    writer_ = std::thread([this] {
-      pthread_setname_np(pthread_self(), "terse-write");
-      write_loop();
-    });
+    collector_ = std::thread([this] { collect_loop(); });
+    writer_ = std::thread([this] { write_loop(); });
+    // Named from here, so the names are there when start() returns.
+    pthread_setname_np(collector_.native_handle(), "terse-io");
+    pthread_setname_np(writer_.native_handle(), "terse-write");
   }
 
   void flush() {
@@ -251,6 +246,7 @@ class Logger {
     s.bytes_in = bytes_in_.load(std::memory_order_relaxed);
     s.bytes_out = bytes_out_.load(std::memory_order_relaxed);
     s.files_opened = files_opened_.load(std::memory_order_relaxed);
+    s.files_removed = files_removed_.load(std::memory_order_relaxed);
     s.write_errors = write_errors_.load(std::memory_order_relaxed);
     s.syncs = syncs_.load(std::memory_order_relaxed);
     s.records_dropped = dropped_released_.load(std::memory_order_relaxed);
@@ -827,22 +823,68 @@ class Logger {
     return true;
   }
 
-  // Sequence numbers continue after those already in the directory for the
-  // day, so a restart never overwrites a file.
-  unsigned next_sequence(const std::string& date) {
-    std::string prefix = config_.name + "-" + date + "-";
-    unsigned highest = 0;
+  struct LogFile {
+    fs::path path;
+    std::string date;
+    unsigned sequence = 0;
+    std::uint64_t bytes = 0;
+  };
+
+  // This logger's files (NAME-YYYYMMDD-NNN.tlog) in the directory, oldest first.
+  std::vector<LogFile> log_files() const {
+    std::vector<LogFile> files;
+    std::string prefix = config_.name + "-";
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(config_.directory, ec)) {
       std::string file = entry.path().filename().string();
-      if (file.size() <= prefix.size() + 5 || file.compare(0, prefix.size(), prefix) != 0) continue;
-      if (file.compare(file.size() - 5, 5, ".tlog") != 0) continue;
-      std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - 5);
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
-        continue;
-      highest = std::max(highest, static_cast<unsigned>(std::stoul(digits)));
+      // prefix, 8 digits, '-', at least one digit, ".tlog"
+      if (file.size() < prefix.size() + 15 || file.compare(0, prefix.size(), prefix) != 0) continue;
+      if (file.compare(file.size() - 5, 5, ".tlog") != 0 || file[prefix.size() + 8] != '-') continue;
+      std::string date = file.substr(prefix.size(), 8);
+      std::string digits = file.substr(prefix.size() + 9, file.size() - prefix.size() - 14);
+      auto all_digits = [](const std::string& s) { return s.find_first_not_of("0123456789") == std::string::npos; };
+      if (!all_digits(date) || digits.empty() || digits.size() > 9 || !all_digits(digits)) continue;
+      std::error_code size_error;
+      std::uint64_t bytes = entry.file_size(size_error);
+      files.push_back({entry.path(), date, static_cast<unsigned>(std::stoul(digits)), size_error ? 0 : bytes});
     }
+    std::sort(files.begin(), files.end(), [](const LogFile& a, const LogFile& b) {
+      return std::tie(a.date, a.sequence) < std::tie(b.date, b.sequence);
+    });
+    return files;
+  }
+
+  // Sequence numbers continue after those already in the directory for the
+  // day, so a restart never overwrites a file.
+  unsigned next_sequence(const std::string& date) const {
+    unsigned highest = 0;
+    for (const LogFile& f : log_files())
+      if (f.date == date) highest = std::max(highest, f.sequence);
     return highest + 1;
+  }
+
+  // Retention: the oldest files go first, never the one being written, and
+  // files left by earlier runs count as much as this run's.
+  void apply_retention() {
+    if (config_.max_files == 0 && config_.max_total_bytes == 0) return;
+    std::vector<LogFile> files = log_files();
+    std::uint64_t total = 0;
+    for (const LogFile& f : files) total += f.bytes;
+    std::size_t count = files.size();
+    for (const LogFile& f : files) {
+      bool too_many = config_.max_files != 0 && count > config_.max_files;
+      bool too_big = config_.max_total_bytes != 0 && total > config_.max_total_bytes;
+      if (!too_many && !too_big) break;
+      if (f.path == fs::path(path_)) continue;
+      std::error_code ec;
+      if (fs::remove(f.path, ec)) {
+        --count;
+        total -= f.bytes;
+        files_removed_.fetch_add(1, std::memory_order_relaxed);
+      } else if (ec) {
+        config_.on_error("retention cannot remove " + f.path.string() + ": " + ec.message());
+      }
+    }
   }
 
   bool open_file(bool throw_on_error) {
@@ -874,6 +916,7 @@ class Logger {
       files_opened_.fetch_add(1, std::memory_order_relaxed);
       file_started_ = write_file_start();
       ++sequence_;
+      apply_retention();
       return file_started_;
     }
     std::string message = "no free file name in " + config_.directory;
@@ -950,6 +993,7 @@ class Logger {
   std::atomic<std::uint64_t> bytes_in_{0};
   std::atomic<std::uint64_t> bytes_out_{0};
   std::atomic<std::uint64_t> files_opened_{0};
+  std::atomic<std::uint64_t> files_removed_{0};
   std::atomic<std::uint64_t> write_errors_{0};
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> dropped_released_{0};  // drops of threads whose buffers are gone
@@ -1015,6 +1059,37 @@ void validate(const Config& config) {
 
 void stop_at_exit() { terse::stop(); }
 
+// fork(): the child gets no IO threads, so it must not wait for them. It
+// starts out not logging (its calls are discarded) and may call start()
+// to log into a file of its own. The locks are held across fork() so the
+// child never inherits one held by a thread it does not have.
+void before_fork() {
+  g_lifecycle.lock();
+  buffer_registry().mutex.lock();
+}
+
+void after_fork_in_parent() {
+  buffer_registry().mutex.unlock();
+  g_lifecycle.unlock();
+}
+
+void after_fork_in_child() {
+  g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  buffer_settings().running.store(false, std::memory_order_relaxed);
+  g_active.store(false, std::memory_order_relaxed);
+  (void)g_logger.release();  // its threads are the parent's: never join or destroy it here
+  g_wakeup = new Wakeup;     // the parent's IO thread may have held the old one's mutex
+  auto& registry = buffer_registry();
+  for (ThreadBuffer* b : registry.buffers) {
+    // Records waiting in the copied buffers are the parent's to write.
+    b->consumed.store(b->committed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    b->cached_read = b->write_pos;
+    if (b != tls_buffer) b->abandoned.store(true, std::memory_order_relaxed);
+  }
+  registry.mutex.unlock();
+  g_lifecycle.unlock();
+}
+
 }  // namespace
 
 void wake_io_thread() noexcept {
@@ -1038,8 +1113,9 @@ void start(const Config& config) {
   logger->run();
   g_active.store(true, std::memory_order_release);
   g_logger = std::move(logger);
-  static bool at_exit_registered = (std::atexit(stop_at_exit), true);
-  (void)at_exit_registered;
+  static bool hooks_registered =
+      (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
+  (void)hooks_registered;
   g_hot.level.store(static_cast<int>(config.level), std::memory_order_relaxed);
 }
 

@@ -52,6 +52,11 @@ struct Config {
   std::size_t thread_buffer_bytes = std::size_t{1} << 20;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;     // start a new file past this size
   bool roll_daily = true;                                  // and at local midnight
+  // Retention, checked at start and at every roll over all of this name's
+  // files in the directory (earlier runs' too), oldest first, never the
+  // file being written; 0 means no limit.
+  std::size_t max_files = 0;
+  std::uint64_t max_total_bytes = 0;
   int compression_level = 1;  // zstd level, -7 (fastest) to 22; 0 writes frames uncompressed
   // How long the IO thread holds records back so that records of different
   // threads come out in time order: it covers timestamp skew between cores
@@ -103,6 +108,7 @@ struct Stats {
   std::uint64_t bytes_in = 0;         // frame payloads before compression
   std::uint64_t bytes_out = 0;        // bytes written to files
   std::uint64_t files_opened = 0;
+  std::uint64_t files_removed = 0;  // by retention
   std::uint64_t write_errors = 0;
   std::uint64_t syncs = 0;                // fdatasync calls
   std::chrono::nanoseconds io_busy{0};    // CPU time of the IO threads
