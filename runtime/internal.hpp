@@ -48,4 +48,10 @@ inline void room_freed(ThreadBuffer& buffer) noexcept {
 
 std::int64_t realtime_ns() noexcept;
 
+// Crash flush (runtime/crash.cpp). flush_for_crash() is async-signal-safe:
+// it asks the IO threads to write everything and waits a bounded time.
+void install_crash_handlers() noexcept;
+void uninstall_crash_handlers() noexcept;
+void flush_for_crash() noexcept;
+
 }  // namespace terse::detail

@@ -218,8 +218,14 @@ class Logger {
   }
 
   void run() {
-    collector_ = std::thread([this] { collect_loop(); });
-    writer_ = std::thread([this] { write_loop(); });
+    collector_ = std::thread([this] {
+      collector_tid_.store(::gettid(), std::memory_order_relaxed);
+      collect_loop();
+    });
+    writer_ = std::thread([this] {
+      writer_tid_.store(::gettid(), std::memory_order_relaxed);
+      write_loop();
+    });
     // Named from here, so the names are there when start() returns.
     pthread_setname_np(collector_.native_handle(), "terse-io");
     pthread_setname_np(writer_.native_handle(), "terse-write");
@@ -230,6 +236,21 @@ class Logger {
     wake_io_thread();
     std::unique_lock lock(mutex_);
     flushed_.wait(lock, [&] { return flush_completed_ >= sequence || writer_done_; });
+  }
+
+  // Async-signal-safe: atomics and nanosleep only. The collector notices the
+  // request within its idle wait (10 ms at most).
+  void flush_from_signal() noexcept {
+    pid_t self = ::gettid();
+    if (self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed))
+      return;  // an IO thread crashed: nobody is left to write
+    crashing_.store(true, std::memory_order_relaxed);
+    std::uint64_t sequence = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    for (int waited_ms = 0; waited_ms < 2000; ++waited_ms) {
+      if (flushed_through_.load(std::memory_order_acquire) >= sequence) return;
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
   }
 
   void flush_durable() {
@@ -641,6 +662,7 @@ class Logger {
         std::lock_guard lock(mutex_);
         if (batch != nullptr) {
           if (batch->flush_sequence > flush_completed_) flush_completed_ = batch->flush_sequence;
+          flushed_through_.store(flush_completed_, std::memory_order_release);
           free_batches_.push_back(batch);
         }
         if (durable_wanted) sync_completed_ = sync_target;
@@ -689,7 +711,7 @@ class Logger {
       fresh = true;
     }
     out_.clear();
-    int level = config_.compression_level;
+    int level = crashing_.load(std::memory_order_relaxed) ? 0 : config_.compression_level;
     // After a failed write the dictionary entries of lost batches are
     // missing from the file: repeat all of them (readers take the latest).
     bool whole_dictionary = replay_dictionary_ && !fresh;
@@ -970,6 +992,12 @@ class Logger {
   std::condition_variable batch_returned_;
   std::atomic<std::uint64_t> flush_requested_{0};
   std::uint64_t flush_completed_ = 0;
+  std::atomic<std::uint64_t> flushed_through_{0};  // flush_completed_, readable from a signal handler
+  std::atomic<pid_t> collector_tid_{0};
+  std::atomic<pid_t> writer_tid_{0};
+  // A crash flush is under way: frames are stored, not compressed, to
+  // depend on as little as possible.
+  std::atomic<bool> crashing_{false};
   std::uint64_t sync_requested_ = 0;  // under mutex_
   std::uint64_t sync_completed_ = 0;  // under mutex_
   std::atomic<bool> stop_requested_{false};
@@ -1025,6 +1053,7 @@ namespace {
 
 std::mutex g_lifecycle;
 std::unique_ptr<Logger> g_logger;
+std::atomic<Logger*> g_crash_target{nullptr};  // the running logger, for the signal handler
 std::atomic<bool> g_active{false};
 
 void validate(const Config& config) {
@@ -1077,6 +1106,7 @@ void after_fork_in_child() {
   g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
   buffer_settings().running.store(false, std::memory_order_relaxed);
   g_active.store(false, std::memory_order_relaxed);
+  g_crash_target.store(nullptr, std::memory_order_relaxed);
   (void)g_logger.release();  // its threads are the parent's: never join or destroy it here
   g_wakeup = new Wakeup;     // the parent's IO thread may have held the old one's mutex
   auto& registry = buffer_registry();
@@ -1091,6 +1121,12 @@ void after_fork_in_child() {
 }
 
 }  // namespace
+
+void flush_for_crash() noexcept {
+  static std::atomic<bool> flushed{false};  // a crash flushes once, however it unwinds
+  if (flushed.exchange(true)) return;
+  if (Logger* logger = g_crash_target.load(std::memory_order_acquire)) logger->flush_from_signal();
+}
 
 void wake_io_thread() noexcept {
   auto& wakeup = io_wakeup();
@@ -1113,6 +1149,10 @@ void start(const Config& config) {
   logger->run();
   g_active.store(true, std::memory_order_release);
   g_logger = std::move(logger);
+  if (config.crash_handler) {
+    g_crash_target.store(g_logger.get(), std::memory_order_release);
+    install_crash_handlers();
+  }
   static bool hooks_registered =
       (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
   (void)hooks_registered;
@@ -1142,6 +1182,8 @@ void stop() {
   std::lock_guard lock(g_lifecycle);
   if (!g_logger) return;
   g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  g_crash_target.store(nullptr, std::memory_order_release);
+  uninstall_crash_handlers();
   g_logger->stop();
   buffer_settings().running.store(false, std::memory_order_release);
   g_active.store(false, std::memory_order_release);

@@ -69,6 +69,10 @@ struct Config {
   std::chrono::milliseconds fsync_interval{1000};
   std::uint64_t fsync_bytes = std::uint64_t{32} << 20;
   unsigned file_mode = 0640;  // permissions of new files (before the umask)
+  // On SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT and std::terminate, write
+  // every record already logged before the process dies (then the previous
+  // handler runs, or the signal's default action).
+  bool crash_handler = true;
   // Runtime failures (a write error, a file that cannot be opened) are
   // reported here, on the IO thread; by default they go to stderr.
   std::function<void(const std::string&)> on_error;

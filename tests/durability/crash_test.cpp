@@ -1,0 +1,144 @@
+// A process that dies of a fatal signal or std::terminate still has every
+// record it logged in its file, and dies the way it would have anyway.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+
+namespace {
+
+constexpr int kThreads = 2;
+constexpr int kPerThread = 5000;
+
+// Logs from several threads, then dies by `crash` without flush or stop.
+int crash_child(const std::string& directory, const std::function<void()>& crash, bool handler = true,
+                const std::function<void()>& before_start = {}) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // The test runner's own fatal-signal handlers are not the subject here.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(signal_number, SIG_DFL);
+    std::set_terminate(nullptr);
+    if (before_start) before_start();
+    terse::Config config = test_config(directory);
+    config.crash_handler = handler;
+    terse::start(config);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t] {
+        for (int i = 0; i < kPerThread; ++i) TERSE_INFO("thread {} record {}", t, i);
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    TERSE_CRITICAL("about to crash {}", 1);
+    crash();
+    std::_Exit(99);  // not reached
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+void check_all_records(const std::string& directory) {
+  Decoded decoded = decode_dir(directory);
+  REQUIRE(decoded.lines.size() == kThreads * kPerThread + 1);
+  CHECK(decoded.lines.back().message == "about to crash 1");
+}
+
+int g_zero = 0;
+
+}  // namespace
+
+TEST_CASE("a segmentation fault writes every record, then dies of SIGSEGV") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] {
+    volatile int* null = nullptr;
+    *null = 1;
+  });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  check_all_records(dir.path());
+}
+
+TEST_CASE("abort() writes every record, then dies of SIGABRT") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] { std::abort(); });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  check_all_records(dir.path());
+}
+
+TEST_CASE("std::terminate writes every record, then aborts") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] { std::terminate(); });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  check_all_records(dir.path());
+}
+
+TEST_CASE("SIGBUS, SIGILL and SIGFPE write every record, then die of their signal") {
+  for (int signal_number : {SIGBUS, SIGILL, SIGFPE}) {
+    INFO("signal " << signal_number);
+    TempDir dir;
+    int status = crash_child(dir.path(), [signal_number] {
+      if (signal_number == SIGFPE) {
+        volatile int zero = g_zero;
+        std::printf("%d\n", 1 / zero);  // a real division fault on x86
+      }
+      ::raise(signal_number);
+    });
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal_number);
+    check_all_records(dir.path());
+  }
+}
+
+TEST_CASE("a handler installed before start() still runs after the crash flush") {
+  TempDir dir;
+  int status = crash_child(
+      dir.path(), [] { ::raise(SIGSEGV); }, true,
+      [] {
+        struct sigaction action {};
+        action.sa_handler = [](int) { std::_Exit(42); };
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGSEGV, &action, nullptr);
+      });
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 42);
+  check_all_records(dir.path());
+}
+
+TEST_CASE("with crash_handler off, start() leaves the signal handlers alone") {
+  TempDir dir;
+  struct sigaction before {};
+  sigaction(SIGSEGV, nullptr, &before);
+  auto config = test_config(dir.path());
+  config.crash_handler = false;
+  terse::start(config);
+  struct sigaction during {};
+  sigaction(SIGSEGV, nullptr, &during);
+  terse::stop();
+  CHECK(during.sa_handler == before.sa_handler);
+  CHECK((during.sa_flags & SA_SIGINFO) == (before.sa_flags & SA_SIGINFO));
+
+  config.crash_handler = true;
+  terse::start(config);
+  sigaction(SIGSEGV, nullptr, &during);
+  terse::stop();
+  struct sigaction after {};
+  sigaction(SIGSEGV, nullptr, &after);
+  CHECK((during.sa_flags & SA_SIGINFO) != 0);  // installed while running
+  CHECK(after.sa_handler == before.sa_handler);  // and put back by stop()
+}
