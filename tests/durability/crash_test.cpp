@@ -142,3 +142,19 @@ TEST_CASE("with crash_handler off, start() leaves the signal handlers alone") {
   CHECK((during.sa_flags & SA_SIGINFO) != 0);  // installed while running
   CHECK(after.sa_handler == before.sa_handler);  // and put back by stop()
 }
+
+TEST_CASE("SIGKILL keeps everything flush() confirmed, and the file stays readable") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] {
+    terse::flush();  // everything so far is confirmed
+    for (int i = 0; i < 100000; ++i) TERSE_INFO("unconfirmed {}", i);
+    ::kill(::getpid(), SIGKILL);
+  });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  Decoded decoded = decode_dir(dir.path());
+  // Damage-free up to where the writer stopped; a torn tail is just the end.
+  for (const auto& s : decoded.summaries) CHECK(s.damaged == 0);
+  REQUIRE(decoded.lines.size() >= kThreads * kPerThread + 1);
+  CHECK(decoded.lines[kThreads * kPerThread].message == "about to crash 1");
+}
