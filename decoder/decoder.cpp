@@ -28,27 +28,83 @@ constexpr std::size_t kMaxArgs = 255;
 
 }  // namespace
 
+// Site and thread ids are small dense numbers in practice; below this bound
+// they are found by index instead of by hashing on every record.
+constexpr std::size_t kDirectIndex = 1 << 16;
+
+using detail::Frame;
+using detail::FrameReader;
+
 struct StreamDecoder::State {
   std::string source;
   Reporter reporter;
+  Filter filter;
   std::unordered_map<std::uint32_t, Site> sites;
   std::unordered_map<std::uint32_t, Thread> threads;
+  std::vector<Site*> site_by_id;
+  std::vector<Thread*> thread_by_index;
   std::unordered_set<std::uint32_t> unknown_sites_reported;
   bool calibrated = false;
   std::uint64_t cal_ticks = 0;
   std::int64_t cal_unix_ns = 0;
   double cal_ticks_per_second = 1e9;
   bool reported_missing_calibration = false;
-  std::vector<Arg> args;
+  std::vector<Arg> arg_values;
   std::string raw;  // decompressed payload
   ZSTD_DCtx* dctx = nullptr;
+
+  // The pull side: the frame reader and the records frame being walked.
+  Summary summary;
+  std::unique_ptr<FrameReader> reader;
+  bool live = false;
+  bool in_records = false;
+  wire::Reader cursor{nullptr, 0};
+  std::uint64_t cursor_ticks = 0;
+  std::uint64_t cursor_frame = 0;
+  std::uint32_t cursor_index = 0;
 
   void reset_file() {
     sites.clear();
     threads.clear();
+    site_by_id.clear();
+    thread_by_index.clear();
     unknown_sites_reported.clear();
     calibrated = false;
     reported_missing_calibration = false;
+    in_records = false;
+  }
+
+  bool wants(const Site& site) const { return !filter.site || filter.site(site); }
+  bool wants(const Thread& thread) const { return !filter.thread || filter.thread(thread); }
+
+  Site* find_site(std::uint64_t id) {
+    if (id < site_by_id.size()) return site_by_id[id];
+    if (id < kDirectIndex) return nullptr;
+    auto it = id <= UINT32_MAX ? sites.find(static_cast<std::uint32_t>(id)) : sites.end();
+    return it == sites.end() ? nullptr : &it->second;
+  }
+
+  void index_site(Site& site) {
+    if (site.id >= kDirectIndex) return;
+    if (site_by_id.size() <= site.id) site_by_id.resize(site.id + 1, nullptr);
+    site_by_id[site.id] = &site;
+  }
+
+  // A thread the dictionary never described is still shown, by its index.
+  const Thread& thread_for(std::uint32_t index) {
+    if (index < thread_by_index.size() && thread_by_index[index]) return *thread_by_index[index];
+    static const Thread kUnknown{};
+    if (threads.size() >= kMaxThreadsPerStream && !threads.count(index)) return kUnknown;
+    auto [it, inserted] = threads.try_emplace(index);
+    if (inserted) {
+      it->second.index = index;
+      it->second.selected = wants(it->second);
+    }
+    if (index < kDirectIndex) {
+      if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
+      thread_by_index[index] = &it->second;
+    }
+    return it->second;
   }
 
   // Saturates instead of overflowing: a hostile calibration can put any
@@ -62,6 +118,14 @@ struct StreamDecoder::State {
     if (!(when < kLimit)) return static_cast<std::int64_t>(kLimit);
     return cal_unix_ns + static_cast<std::int64_t>(std::llround(std::clamp(delta, -kLimit, kLimit)));
   }
+
+  void damage(std::uint64_t offset, std::string what) { reader->report(offset, std::move(what)); }
+
+  bool next(Record& record);
+  bool payload_of(const Frame& frame, std::string_view& out);
+  void calibration(const Frame& frame, std::string_view payload);
+  void dictionary(const Frame& frame, std::string_view payload);
+  bool next_in_frame(Record& record);
 };
 
 StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std::make_unique<State>()) {
@@ -73,18 +137,6 @@ StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std
 StreamDecoder::~StreamDecoder() { ZSTD_freeDCtx(state_->dctx); }
 
 namespace {
-
-using detail::Frame;
-using detail::FrameReader;
-
-// A thread the dictionary never described is still shown, by its index.
-const Thread& thread_for(std::unordered_map<std::uint32_t, Thread>& threads, std::uint32_t index) {
-  static const Thread kUnknown{};
-  if (threads.size() >= kMaxThreadsPerStream && !threads.count(index)) return kUnknown;
-  auto [it, inserted] = threads.try_emplace(index);
-  if (inserted) it->second.index = index;
-  return it->second;
-}
 
 // Reads a value stored as `Stored` into the Arg field that holds it.
 template <typename Stored, typename Field>
@@ -156,217 +208,271 @@ bool parse_args(wire::Reader& r, const std::vector<std::uint8_t>& tags, std::vec
   return true;
 }
 
-class Session {
- public:
-  Session(StreamDecoder::State& state, FrameReader& reader, Summary& summary, const RecordSink& sink)
-      : s_(state), reader_(reader), summary_(summary), sink_(sink) {}
+}  // namespace
 
-  void run() {
-    Frame frame;
-    for (;;) {
-      auto event = reader_.next(frame);
-      if (event == FrameReader::Event::end) return;
-      if (event == FrameReader::Event::file_start) {
-        s_.reset_file();
-        continue;
-      }
-      handle(frame);
-    }
-  }
-
- private:
-  void damage(std::uint64_t offset, std::string what) { reader_.report(offset, std::move(what)); }
-
-  bool payload_of(const Frame& frame, std::string_view& out) {
-    if ((frame.flags & schema::kFrameFlagZstd) == 0) {
-      out = frame.payload;
-      return true;
-    }
-    s_.raw.resize(frame.raw_size);
-    std::size_t n =
-        ZSTD_decompressDCtx(s_.dctx, s_.raw.data(), s_.raw.size(), frame.payload.data(), frame.payload.size());
-    if (ZSTD_isError(n) || n != frame.raw_size) {
-      damage(frame.offset, std::string("frame does not decompress: ") +
-                               (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
-      return false;
-    }
-    out = std::string_view(s_.raw.data(), n);
+bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out) {
+  if ((frame.flags & schema::kFrameFlagZstd) == 0) {
+    out = frame.payload;
     return true;
   }
+  raw.resize(frame.raw_size);
+  std::size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.payload.data(), frame.payload.size());
+  if (ZSTD_isError(n) || n != frame.raw_size) {
+    damage(frame.offset, std::string("frame does not decompress: ") +
+                             (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
+    return false;
+  }
+  out = std::string_view(raw.data(), n);
+  return true;
+}
 
-  void handle(const Frame& frame) {
+bool StreamDecoder::State::next(Record& record) {
+  if (!reader) return false;
+  for (;;) {
+    if (in_records) {
+      if (next_in_frame(record)) return true;
+      in_records = false;
+    }
+    Frame frame;
+    auto event = reader->next(frame);
+    if (event == FrameReader::Event::end) return false;
+    if (event == FrameReader::Event::file_start) {
+      reset_file();
+      continue;
+    }
     std::string_view payload;
     switch (static_cast<schema::FrameType>(frame.type)) {
       case schema::FrameType::info:
-        return;  // nothing in it changes how records decode
+        break;  // nothing in it changes how records decode
       case schema::FrameType::calibration:
         if (payload_of(frame, payload)) calibration(frame, payload);
-        return;
+        break;
       case schema::FrameType::dictionary:
         if (payload_of(frame, payload)) dictionary(frame, payload);
-        return;
+        break;
       case schema::FrameType::records:
-        if (payload_of(frame, payload)) records(frame, payload);
-        return;
+        if (!payload_of(frame, payload)) break;
+        cursor = wire::Reader(payload);
+        if (!cursor.le(cursor_ticks)) {
+          damage(frame.offset, "records frame is too short");
+          break;
+        }
+        if (!calibrated && !reported_missing_calibration) {
+          reported_missing_calibration = true;
+          damage(frame.offset, "records before any clock calibration; times are raw ticks");
+        }
+        cursor_frame = frame.offset;
+        cursor_index = 0;
+        in_records = true;
+        break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
   }
+}
 
-  void calibration(const Frame& frame, std::string_view payload) {
-    wire::Reader r(payload);
-    std::uint64_t ticks;
-    std::int64_t unix_ns;
-    double rate;
-    // From 1 kHz to 10 THz: any real clock, and nothing that makes the
-    // conversion meaningless.
-    if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate >= 1e3 && rate <= 1e13)) {
-      damage(frame.offset, "calibration frame is malformed");
+void StreamDecoder::State::calibration(const Frame& frame, std::string_view payload) {
+  wire::Reader r(payload);
+  std::uint64_t ticks;
+  std::int64_t unix_ns;
+  double rate;
+  // From 1 kHz to 10 THz: any real clock, and nothing that makes the
+  // conversion meaningless.
+  if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate >= 1e3 && rate <= 1e13)) {
+    damage(frame.offset, "calibration frame is malformed");
+    return;
+  }
+  calibrated = true;
+  cal_ticks = ticks;
+  cal_unix_ns = unix_ns;
+  cal_ticks_per_second = rate;
+}
+
+void StreamDecoder::State::dictionary(const Frame& frame, std::string_view payload) {
+  wire::Reader r(payload);
+  while (!r.empty()) {
+    std::uint8_t kind;
+    std::string_view body;
+    if (!r.le(kind) || !r.length_prefixed(body, payload.size())) {
+      damage(frame.offset, "dictionary frame is malformed");
       return;
     }
-    s_.calibrated = true;
-    s_.cal_ticks = ticks;
-    s_.cal_unix_ns = unix_ns;
-    s_.cal_ticks_per_second = rate;
+    wire::Reader b(body);
+    if (kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
+      std::uint64_t id, line, nargs;
+      std::uint8_t level;
+      std::string_view file, format, tags;
+      if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
+          !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) || !b.varint(nargs) ||
+          nargs > kMaxArgs || !b.bytes(nargs, tags)) {
+        damage(frame.offset, "dictionary entry for a call site is malformed");
+        continue;
+      }
+      if (sites.size() >= kMaxSitesPerStream && !sites.count(static_cast<std::uint32_t>(id))) {
+        damage(frame.offset, "too many call sites in one file");
+        continue;
+      }
+      Site& site = sites[static_cast<std::uint32_t>(id)];
+      site.id = static_cast<std::uint32_t>(id);
+      site.level = level;
+      site.line = static_cast<std::uint32_t>(line);
+      site.file.assign(file);
+      site.format.assign(format);
+      site.tags.assign(tags.begin(), tags.end());
+      site.check = check_format(site.format, site.tags);
+      site.selected = wants(site);
+      index_site(site);
+      if (!site.check.ok)
+        damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
+                                 ") has an unusable format string: " + site.check.error);
+    } else if (kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
+      std::uint64_t index, tid;
+      std::string_view name;
+      if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
+        damage(frame.offset, "dictionary entry for a thread is malformed");
+        continue;
+      }
+      if (threads.size() >= kMaxThreadsPerStream && !threads.count(static_cast<std::uint32_t>(index))) {
+        damage(frame.offset, "too many threads in one file");
+        continue;
+      }
+      Thread& thread = threads[static_cast<std::uint32_t>(index)];
+      thread.index = static_cast<std::uint32_t>(index);
+      thread.os_tid = tid;
+      thread.name.assign(name);
+      thread.selected = wants(thread);
+      if (index < kDirectIndex) {
+        if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
+        thread_by_index[index] = &thread;
+      }
+    }
+    // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
   }
+}
 
-  void dictionary(const Frame& frame, std::string_view payload) {
-    wire::Reader r(payload);
-    while (!r.empty()) {
+// The next record of the current records frame that passes the filter.
+bool StreamDecoder::State::next_in_frame(Record& record) {
+  wire::Reader& r = cursor;
+  while (!r.empty()) {
+    std::uint64_t site_id, thread_index, delta, args_size;
+    std::string_view args;
+    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
+        !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
+      damage(cursor_frame, "records frame is garbled at record " + std::to_string(cursor_index) +
+                               "; the rest of the frame is skipped");
+      return false;
+    }
+    std::uint32_t index = cursor_index++;
+    cursor_ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
+    const Thread& thread = thread_for(static_cast<std::uint32_t>(thread_index));
+    Site* site = nullptr;
+    if (site_id != schema::kControlSiteId) {
+      site = find_site(site_id);
+      if (site == nullptr) {
+        if (unknown_sites_reported.size() < 1024 &&
+            unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
+          damage(cursor_frame, "records of call site " + std::to_string(site_id) +
+                                   " cannot be decoded: its dictionary entry is missing");
+        continue;
+      }
+    }
+    // Decided before anything else of the record is read.
+    bool wanted = thread.selected && (site ? site->selected : filter.dropped);
+    std::int64_t unix_ns = 0;
+    if (wanted) {
+      unix_ns = to_unix_ns(cursor_ticks);
+      wanted = unix_ns >= filter.since_ns && unix_ns <= filter.until_ns;
+    }
+    if (!wanted) {
+      ++summary.records;
+      ++summary.skipped;
+      continue;
+    }
+    record.kind = RecordKind::log;
+    record.ticks = cursor_ticks;
+    record.unix_ns = unix_ns;
+    record.thread = &thread;
+    record.frame_offset = cursor_frame;
+    record.frame_index = index;
+    record.file_offset = reader->file_offset();
+    wire::Reader a(args);
+    if (site == nullptr) {
       std::uint8_t kind;
-      std::string_view body;
-      if (!r.le(kind) || !r.length_prefixed(body, payload.size())) {
-        damage(frame.offset, "dictionary frame is malformed");
-        return;
+      std::uint64_t count, first, last;
+      if (!a.le(kind)) continue;
+      if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) continue;  // newer kinds
+      if (!a.le(count) || !a.le(first) || !a.le(last)) {
+        damage(cursor_frame, "drop record is malformed");
+        continue;
       }
-      wire::Reader b(body);
-      if (kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
-        std::uint64_t id, line, nargs;
-        std::uint8_t level;
-        std::string_view file, format, tags;
-        if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
-            !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) ||
-            !b.varint(nargs) || nargs > kMaxArgs || !b.bytes(nargs, tags)) {
-          damage(frame.offset, "dictionary entry for a call site is malformed");
-          continue;
-        }
-        if (s_.sites.size() >= kMaxSitesPerStream && !s_.sites.count(static_cast<std::uint32_t>(id))) {
-          damage(frame.offset, "too many call sites in one file");
-          continue;
-        }
-        Site& site = s_.sites[static_cast<std::uint32_t>(id)];
-        site.id = static_cast<std::uint32_t>(id);
-        site.level = level;
-        site.line = static_cast<std::uint32_t>(line);
-        site.file.assign(file);
-        site.format.assign(format);
-        site.tags.assign(tags.begin(), tags.end());
-        site.check = check_format(site.format, site.tags);
-        if (!site.check.ok)
-          damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                                   ") has an unusable format string: " + site.check.error);
-      } else if (kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
-        std::uint64_t index, tid;
-        std::string_view name;
-        if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
-          damage(frame.offset, "dictionary entry for a thread is malformed");
-          continue;
-        }
-        if (s_.threads.size() >= kMaxThreadsPerStream && !s_.threads.count(static_cast<std::uint32_t>(index))) {
-          damage(frame.offset, "too many threads in one file");
-          continue;
-        }
-        Thread& thread = s_.threads[static_cast<std::uint32_t>(index)];
-        thread.index = static_cast<std::uint32_t>(index);
-        thread.os_tid = tid;
-        thread.name.assign(name);
+      record.kind = RecordKind::dropped;
+      record.site = nullptr;
+      record.args = {};
+      record.dropped_count = count;
+      record.dropped_first_ns = to_unix_ns(first);
+      record.dropped_last_ns = to_unix_ns(last);
+    } else {
+      if (!parse_args(a, site->tags, arg_values) || !a.empty()) {
+        damage(cursor_frame, "a record of call site " + std::to_string(site_id) +
+                                 " does not match the site's argument types");
+        continue;
       }
-      // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
+      record.site = site;
+      record.dropped_count = 0;
+      record.args = arg_values;
     }
+    ++summary.records;
+    return true;
   }
+  return false;
+}
 
-  void records(const Frame& frame, std::string_view payload) {
-    wire::Reader r(payload);
-    std::uint64_t ticks;
-    if (!r.le(ticks)) {
-      damage(frame.offset, "records frame is too short");
-      return;
-    }
-    if (!s_.calibrated && !s_.reported_missing_calibration) {
-      s_.reported_missing_calibration = true;
-      damage(frame.offset, "records before any clock calibration; times are raw ticks");
-    }
-    std::uint64_t index = 0;
-    while (!r.empty()) {
-      std::uint64_t site_id, thread_index, delta, args_size;
-      std::string_view args;
-      if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
-          !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
-        damage(frame.offset, "records frame is garbled at record " + std::to_string(index) +
-                                 "; the rest of the frame is skipped");
-        return;
-      }
-      ++index;
-      ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
-      Record record;
-      record.ticks = ticks;
-      record.unix_ns = s_.to_unix_ns(ticks);
-      record.thread = &thread_for(s_.threads, static_cast<std::uint32_t>(thread_index));
-      wire::Reader a(args);
-      if (site_id == schema::kControlSiteId) {
-        std::uint8_t kind;
-        std::uint64_t count, first, last;
-        if (!a.le(kind)) continue;
-        if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) continue;  // newer kinds
-        if (!a.le(count) || !a.le(first) || !a.le(last)) {
-          damage(frame.offset, "drop record is malformed");
-          continue;
-        }
-        record.kind = RecordKind::dropped;
-        record.dropped_count = count;
-        record.dropped_first_ns = s_.to_unix_ns(first);
-        record.dropped_last_ns = s_.to_unix_ns(last);
-      } else {
-        auto it = site_id <= UINT32_MAX ? s_.sites.find(static_cast<std::uint32_t>(site_id)) : s_.sites.end();
-        if (it == s_.sites.end()) {
-          if (s_.unknown_sites_reported.size() < 1024 &&
-              s_.unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
-            damage(frame.offset, "records of call site " + std::to_string(site_id) +
-                                     " cannot be decoded: its dictionary entry is missing");
-          continue;
-        }
-        if (!parse_args(a, it->second.tags, s_.args) || !a.empty()) {
-          damage(frame.offset, "a record of call site " + std::to_string(site_id) +
-                                   " does not match the site's argument types");
-          continue;
-        }
-        record.site = &it->second;
-        record.args = s_.args;
-      }
-      ++summary_.records;
-      sink_(record);
-    }
-  }
+void StreamDecoder::set_filter(Filter filter) {
+  State& s = *state_;
+  s.filter = std::move(filter);
+  for (auto& [id, site] : s.sites) site.selected = s.wants(site);
+  for (auto& [index, thread] : s.threads) thread.selected = s.wants(thread);
+}
 
-  StreamDecoder::State& s_;
-  FrameReader& reader_;
-  Summary& summary_;
-  const RecordSink& sink_;
-};
+void StreamDecoder::start_fd(int fd) {
+  State& s = *state_;
+  s.summary = Summary{};
+  s.in_records = false;
+  s.reader = std::make_unique<FrameReader>(fd, std::string_view{}, s.source, s.reporter, s.summary);
+  s.reader->set_live(s.live);
+}
 
-}  // namespace
+void StreamDecoder::start_bytes(std::string_view bytes) {
+  State& s = *state_;
+  s.summary = Summary{};
+  s.in_records = false;
+  s.reader = std::make_unique<FrameReader>(-1, bytes, s.source, s.reporter, s.summary);
+}
+
+bool StreamDecoder::next(Record& record) { return state_->next(record); }
+
+void StreamDecoder::set_live(bool live) {
+  state_->live = live;
+  if (state_->reader) state_->reader->set_live(live);
+}
+
+const Summary& StreamDecoder::summary() const { return state_->summary; }
+
+std::uint64_t StreamDecoder::position() const { return state_->reader ? state_->reader->position() : 0; }
 
 Summary StreamDecoder::decode_fd(int fd, const RecordSink& sink) {
-  Summary summary;
-  FrameReader reader(fd, {}, state_->source, state_->reporter, summary);
-  Session(*state_, reader, summary, sink).run();
-  return summary;
+  start_fd(fd);
+  Record record;
+  while (next(record)) sink(record);
+  state_->reader.reset();
+  return state_->summary;
 }
 
 Summary StreamDecoder::decode_bytes(std::string_view bytes, const RecordSink& sink) {
-  Summary summary;
-  FrameReader reader(-1, bytes, state_->source, state_->reporter, summary);
-  Session(*state_, reader, summary, sink).run();
-  return summary;
+  start_bytes(bytes);
+  Record record;
+  while (next(record)) sink(record);
+  state_->reader.reset();
+  return state_->summary;
 }
 
 Summary decode_file(const std::string& path, const RecordSink& sink, const Reporter& reporter) {

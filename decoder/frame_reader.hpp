@@ -27,6 +27,11 @@ class FrameReader {
   // Next frame, or the start of a new file inside the stream, or the end.
   Event next(Frame& frame);
 
+  // See StreamDecoder::set_live.
+  void set_live(bool live) { live_ = live; }
+  std::uint64_t position() const { return base_offset_ + pos_; }
+  std::uint64_t file_offset() const { return file_offset_; }
+
   void report(std::uint64_t offset, std::string what);
   void report_torn_tail(std::uint64_t offset, std::string what);
 
@@ -46,6 +51,8 @@ class FrameReader {
   std::uint64_t base_offset_ = 0;  // stream offset of buffer_[0]
   bool eof_ = false;
   bool at_file_start_ = true;
+  bool live_ = false;
+  std::uint64_t file_offset_ = 0;
 };
 
 }  // namespace terse::decoder::detail

@@ -101,9 +101,15 @@ void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
 }
 
 FrameReader::Event FrameReader::next(Frame& frame) {
+  // Live: the end of the data last time was only the end of what had been
+  // written so far.
+  if (live_ && fd_ >= 0) eof_ = false;
   for (;;) {
     if (at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8))) {
       if (!fill(schema::kPreambleSize)) {
+        if (live_ && (available() == 0 || starts_with(buffer_.data() + pos_, schema::kMagic,
+                                                       std::min(available(), sizeof schema::kMagic))))
+          return Event::end;  // a preamble still being written
         if (available() > 0 && at_file_start_ && base_offset_ + pos_ == 0 &&
             !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
           report(0, "not a terse log file (no magic number)");
@@ -132,12 +138,13 @@ FrameReader::Event FrameReader::next(Frame& frame) {
                            std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
         return Event::end;
       }
+      file_offset_ = offset;
       pos_ += schema::kPreambleSize;
       at_file_start_ = false;
       return Event::file_start;
     }
     if (!fill(schema::kFrameHeaderSize)) {
-      if (available() > 0) {
+      if (available() > 0 && !live_) {
         report_torn_tail(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
                                                   " bytes); the writer stopped mid-write");
       }
@@ -166,6 +173,7 @@ FrameReader::Event FrameReader::next(Frame& frame) {
       continue;
     }
     if (!fill(schema::kFrameHeaderSize + stored)) {
+      if (live_) return Event::end;  // the rest of the frame is on its way
       report_torn_tail(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
                                    std::to_string(schema::kFrameHeaderSize + stored) +
                                    " bytes); the writer stopped mid-write");
@@ -186,6 +194,8 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     frame.payload = std::string_view(reinterpret_cast<const char*>(payload), stored);
     pos_ += schema::kFrameHeaderSize + stored;
     ++summary_.frames;
+    summary_.stored_bytes += stored;
+    summary_.raw_bytes += frame.raw_size;
     return Event::frame;
   }
 }

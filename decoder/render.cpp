@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <iterator>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/args.h>
 #include <fmt/format.h>
@@ -15,50 +17,53 @@ namespace {
 
 using schema::TypeTag;
 
+// Level names as enumerators, generated from the schema's one list.
+enum class LevelValue : std::uint8_t {
+#define TERSE_X(name, value) name = value,
+  TERSE_SCHEMA_LEVELS(TERSE_X)
+#undef TERSE_X
+};
+
+// One argument as fmt's own argument type, made through the public
+// make_format_args so the record needs no allocation per argument.
+template <typename T>
+fmt::basic_format_arg<fmt::format_context> fmt_arg(const T& value) {
+  return fmt::basic_format_args<fmt::format_context>(fmt::make_format_args(value)).get(0);
+}
+
 // Hands each argument to fmt as the type the writer's fmt::format would
 // have seen after its own argument mapping, so the output is identical.
-void push_arg(fmt::dynamic_format_arg_store<fmt::format_context>& store, const Arg& a) {
+fmt::basic_format_arg<fmt::format_context> to_fmt_arg(const Arg& a) {
   switch (static_cast<TypeTag>(a.tag)) {
     case TypeTag::i8:
     case TypeTag::i16:
     case TypeTag::i32:
-      store.push_back(static_cast<int>(a.i));
-      return;
+      return fmt_arg(static_cast<int>(a.i));
     case TypeTag::i64:
-      store.push_back(static_cast<long long>(a.i));
-      return;
+      return fmt_arg(static_cast<long long>(a.i));
     case TypeTag::u8:
     case TypeTag::u16:
     case TypeTag::u32:
-      store.push_back(static_cast<unsigned>(a.u));
-      return;
+      return fmt_arg(static_cast<unsigned>(a.u));
     case TypeTag::u64:
-      store.push_back(static_cast<unsigned long long>(a.u));
-      return;
+      return fmt_arg(static_cast<unsigned long long>(a.u));
     case TypeTag::boolean:
-      store.push_back(a.b);
-      return;
+      return fmt_arg(a.b);
     case TypeTag::character:
-      store.push_back(a.c);
-      return;
+      return fmt_arg(a.c);
     case TypeTag::f32:
-      store.push_back(a.f32);
-      return;
+      return fmt_arg(a.f32);
     case TypeTag::f64:
-      store.push_back(a.f64);
-      return;
+      return fmt_arg(a.f64);
     case TypeTag::f80:
     case TypeTag::f128:
-      store.push_back(a.f80);
-      return;
+      return fmt_arg(a.f80);
     case TypeTag::string:
-      store.push_back(a.null_string ? fmt::string_view("(null)") : fmt::string_view(a.text.data(), a.text.size()));
-      return;
+      return fmt_arg(a.null_string ? fmt::string_view("(null)") : fmt::string_view(a.text.data(), a.text.size()));
     case TypeTag::pointer:
-      store.push_back(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
-      return;
+      return fmt_arg(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
   }
-  store.push_back(0);
+  return fmt_arg(0);
 }
 
 bool dynamic_value_in_bounds(const Arg& a) {
@@ -87,10 +92,9 @@ void append_raw(std::string& out, const Record& record) {
     if (static_cast<TypeTag>(a.tag) == TypeTag::string) {
       out.append(a.text);
     } else {
-      fmt::dynamic_format_arg_store<fmt::format_context> store;
-      push_arg(store, a);
+      auto arg = to_fmt_arg(a);
       try {
-        fmt::vformat_to(std::back_inserter(out), "{}", store);
+        fmt::vformat_to(std::back_inserter(out), "{}", fmt::basic_format_args<fmt::format_context>(&arg, 1));
       } catch (const fmt::format_error&) {
         out += '?';
       }
@@ -98,11 +102,26 @@ void append_raw(std::string& out, const Record& record) {
   }
 }
 
-thread_local fmt::dynamic_format_arg_store<fmt::format_context> t_store;
 
 }  // namespace
 
 const char* level_name(std::uint8_t level) { return schema::level_name(level); }
+
+const char* level_color(std::uint8_t level) {
+  switch (static_cast<LevelValue>(level)) {
+    case LevelValue::trace:
+    case LevelValue::debug:
+      return "\x1b[2m";  // dim
+    case LevelValue::warn:
+      return "\x1b[33m";  // yellow
+    case LevelValue::error:
+      return "\x1b[31m";  // red
+    case LevelValue::critical:
+      return "\x1b[1;31m";  // bold red
+    default:
+      return nullptr;
+  }
+}
 
 bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
   if (record.kind == RecordKind::dropped) {
@@ -128,11 +147,13 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
     }
   }
   if (why.empty()) {
-    t_store.clear();
-    for (const Arg& a : record.args) push_arg(t_store, a);
+    thread_local std::vector<fmt::basic_format_arg<fmt::format_context>> fmt_args;
+    fmt_args.clear();
+    for (const Arg& a : record.args) fmt_args.push_back(to_fmt_arg(a));
     std::size_t mark = out.size();
     try {
-      fmt::vformat_to(std::back_inserter(out), fmt::string_view(site.format.data(), site.format.size()), t_store);
+      fmt::vformat_to(std::back_inserter(out), fmt::string_view(site.format.data(), site.format.size()),
+                      fmt::basic_format_args<fmt::format_context>(fmt_args.data(), static_cast<int>(fmt_args.size())));
       return true;
     } catch (const fmt::format_error& e) {
       out.resize(mark);
@@ -255,11 +276,16 @@ void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style)
     cached_seconds = seconds;
     cached_utc = style.utc;
   }
+  int shown = std::clamp(style.digits, 0, 9);
+  if (shown == 0) {
+    out.append(cached_prefix, 0, cached_prefix.size() - 1);  // no '.'
+    return;
+  }
   out += cached_prefix;
   char digits[9];
   auto n = static_cast<std::uint32_t>(nanos);
   for (int i = 8; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
-  out.append(digits, 9);
+  out.append(digits, static_cast<std::size_t>(shown));
 }
 
 void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
@@ -322,6 +348,16 @@ LinePattern::LinePattern(std::string pattern) {
 }
 
 void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style) const {
+  append_line(out, record, style, nullptr);
+}
+
+void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style,
+                         std::string_view message) const {
+  append_line(out, record, style, &message);
+}
+
+void LinePattern::append_line(std::string& out, const Record& record, const TimeStyle& style,
+                              const std::string_view* rendered) const {
   bool is_log = record.kind == RecordKind::log;
   auto put = [&out](const Piece& piece, const auto& value) {
     if (piece.text.empty()) {
@@ -345,12 +381,16 @@ void LinePattern::append(std::string& out, const Record& record, const TimeStyle
         }
         break;
       case Field::level: {
-        std::string_view name = is_log ? level_name(record.site->level) : "warn";
+        std::uint8_t level = is_log ? record.site->level : static_cast<std::uint8_t>(LevelValue::warn);
+        std::string_view name = level_name(level);
+        const char* color = style.color ? level_color(level) : nullptr;
+        if (color) out += color;
         if (piece.text.empty()) {
           out += name;
         } else {
           put(piece, name);
         }
+        if (color) out += "\x1b[0m";
         break;
       }
       case Field::thread:
@@ -369,7 +409,13 @@ void LinePattern::append(std::string& out, const Record& record, const TimeStyle
         put(piece, is_log ? record.site->line : 0u);
         break;
       case Field::message:
-        if (piece.text.empty()) {
+        if (rendered) {
+          if (piece.text.empty()) {
+            out += *rendered;
+          } else {
+            put(piece, *rendered);
+          }
+        } else if (piece.text.empty()) {
           render_message(record, out, nullptr, &style);
         } else {
           std::string message;

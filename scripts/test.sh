@@ -2,7 +2,7 @@
 # Quick start, part two: build every configuration and run every test.
 #   release  all tests (and the benchmarks compiled, not run)
 #   tsan     the concurrency tests under ThreadSanitizer
-#   asan     decoder, file and fuzz-corpus tests under AddressSanitizer + UBSan,
+#   asan     decoder, file, CLI and fuzz-corpus tests under AddressSanitizer + UBSan,
 #            then a short libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
 # Usage: scripts/test.sh [release|tsan|asan]...   (default: all three)
 set -euo pipefail
@@ -34,7 +34,7 @@ for config in "${configs[@]}"; do
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
       cmake --build build/ci-asan -j"$jobs"
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files"
+        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli"
       ;;
     *)
       echo "unknown configuration '$config' (release, tsan, asan)" >&2

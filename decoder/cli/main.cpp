@@ -1,15 +1,19 @@
-// terse: reads .tlog files back as text or JSON lines, and verifies them.
+// terse: reads .tlog files back as text or JSON lines, follows live ones,
+// filters, merges by time, shows statistics and verifies files.
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
+#include <deque>
 #include <optional>
-#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -17,8 +21,12 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
-namespace fs = std::filesystem;
+#include "filters.hpp"
+#include "inputs.hpp"
+#include "stats.hpp"
+
 using namespace terse::decoder;
+using namespace terse::cli;
 
 namespace {
 
@@ -50,59 +58,20 @@ class Output {
     }
     buffer_.clear();
   }
+  // While following, nothing may be written for a long time; a pipe whose
+  // reader left must still end the program.
+  static bool reader_gone() {
+    pollfd p{STDOUT_FILENO, 0, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+  }
 
  private:
   std::string buffer_;
 };
 
-struct LogFileName {
-  std::string prefix;
-  std::string date;
-  unsigned long sequence = 0;
-};
-
-std::optional<LogFileName> parse_name(const std::string& file) {
-  static const std::regex pattern(R"((.*)-(\d{8})-(\d+)\.tlog)");
-  std::smatch m;
-  if (!std::regex_match(file, m, pattern)) return std::nullopt;
-  return LogFileName{m[1], m[2], std::stoul(m[3].str().substr(0, 9))};
-}
-
-// A directory means its .tlog files, oldest first: by name prefix, then
-// date, then sequence number compared as a number.
-std::vector<std::string> expand(const std::vector<std::string>& paths, bool& ok) {
-  std::vector<std::string> files;
-  for (const auto& path : paths) {
-    std::error_code ec;
-    if (path == "-" || !fs::is_directory(path, ec)) {
-      files.push_back(path);
-      continue;
-    }
-    std::vector<fs::path> found;
-    for (const auto& entry : fs::directory_iterator(path, ec)) {
-      if (entry.path().extension() == ".tlog") found.push_back(entry.path());
-    }
-    if (ec) {
-      std::fprintf(stderr, "terse: %s: %s\n", path.c_str(), ec.message().c_str());
-      ok = false;
-    }
-    std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
-      auto na = parse_name(a.filename().string());
-      auto nb = parse_name(b.filename().string());
-      if (na && nb)
-        return std::tie(na->prefix, na->date, na->sequence) < std::tie(nb->prefix, nb->date, nb->sequence);
-      return a.filename() < b.filename();
-    });
-    for (const auto& f : found) files.push_back(f.string());
-  }
-  return files;
-}
-
-Reporter stderr_reporter() {
-  return [](const Problem& p) {
-    std::fprintf(stderr, "terse: %s: offset %llu: %s\n", p.source.c_str(), static_cast<unsigned long long>(p.offset),
-                 p.what.c_str());
-  };
+void print_problem(const Problem& p) {
+  std::fprintf(stderr, "terse: %s: offset %llu: %s\n", p.source.c_str(), static_cast<unsigned long long>(p.offset),
+               p.what.c_str());
 }
 
 Summary decode_path(const std::string& path, const RecordSink& sink, const Reporter& reporter) {
@@ -113,40 +82,140 @@ Summary decode_path(const std::string& path, const RecordSink& sink, const Repor
   return decode_file(path, sink, reporter);
 }
 
-std::optional<std::uint8_t> parse_level(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (text == "warning") text = "warn";
-  for (std::uint8_t level = 0; level < terse::schema::kLevelCount; ++level) {
-    if (text == terse::schema::level_name(level)) return level;
+// What one record prints as, after the message filter.
+class Printer {
+ public:
+  Printer(std::optional<LinePattern> pattern, TimeStyle style, const std::optional<std::regex>& grep)
+      : pattern_(std::move(pattern)), style_(style), grep_(grep) {}
+
+  bool print(const Record& record, std::string& out) {
+    if (grep_) {
+      message_.clear();
+      render_message(record, message_, nullptr, &style_);
+      if (!std::regex_search(message_, *grep_)) return false;
+      if (pattern_) {
+        pattern_->append(out, record, style_, message_);
+      } else {
+        append_json_record(out, record, style_);
+      }
+      return true;
+    }
+    if (pattern_) {
+      pattern_->append(out, record, style_);
+    } else {
+      append_json_record(out, record, style_);
+    }
+    return true;
   }
-  return std::nullopt;
-}
+
+ private:
+  std::optional<LinePattern> pattern_;
+  TimeStyle style_;
+  const std::optional<std::regex>& grep_;
+  std::string message_;
+};
+
+const char* const kMainFooter = R"(Examples:
+  terse cat logs/                          every .tlog file of the directory, oldest first
+  terse cat -f logs/ | grep --line-buffered ERROR
+  terse cat --level warn --since "1h ago" logs/
+  terse cat --json logs/ | jq .message
+  terse stats logs/
+  terse verify logs/app-20261129-001.tlog
+
+Run 'terse COMMAND --help' for a command's options; 'man terse' for more.)";
+
+const char* const kCatFooter = R"(Times for --since/--until: "2026-11-29 14:00", "2026-11-29 14:00:05.25", "14:00" (today),
+RFC 3339 ("2026-11-29T14:00:05Z", "...+02:00"), relative ("-10m", "1h ago", "30s",
+"+5m"), "now", "today", "yesterday". Local time unless a zone is given or --utc.
+
+Output modes (-o): short (default: time to the microsecond), precise (nanoseconds),
+cat (the message only), json (one object per line; --json is the same).
+
+Examples:
+  terse cat logs/                               all files of the directory, merged by time
+  terse cat -f logs/                            print, then follow new records and rolled files
+  terse cat -f -n 20 logs/                      the last 20 records, then follow
+  terse cat --level warn..error logs/           warnings and errors only
+  terse cat --since "2026-11-29 14:00" --until "2026-11-29 14:05" logs/
+  terse cat --site "queue depth" logs/          records of call sites whose format has the text
+  terse cat --site net/conn.cpp:120 logs/       one call site by file:line
+  terse cat --thread 4711 -g "timeout|refused" logs/
+  terse cat -o json logs/ | jq 'select(.level == "error")'
+  terse cat --format "{time} {level:<8} {message}" logs/
+  cat logs/*.tlog | terse cat -                 standard input)";
+
+const char* const kVerifyFooter = R"(Exit code 0 only when every frame of every file is intact; damage is listed on
+stderr with the file and offset (a torn tail is where a writer stopped: the
+records before it are all readable with 'terse cat').
+
+Examples:
+  terse verify logs/
+  terse verify logs/app-20261129-001.tlog || echo damaged)";
+
+const char* const kStatsFooter = R"(Shows per-level and per-call-site counts, file bytes, stored and raw frame bytes
+(the compression ratio), the time span, dropped records and a per-minute rate
+sparkline by level.
+
+Examples:
+  terse stats logs/
+  terse stats --top 10 logs/app-20261129-001.tlog
+  terse stats --json logs/ | jq .levels)";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
-  CLI::App app{"terse: read, print and check terse binary log files"};
+  CLI::App app{"terse: read, follow, filter, check and summarise terse binary log files"};
   app.require_subcommand(1);
+  app.footer(kMainFooter);
 
   std::vector<std::string> cat_paths;
   std::string pattern;
+  std::string mode;
   bool json = false;
-  bool utc = false;
-  std::string min_level;
+  bool follow = false;
+  std::optional<std::size_t> tail_lines;
+  std::string color = "auto";
+  FilterOptions filter_options;
   auto* cat = app.add_subcommand("cat", "Print records as text lines or JSON lines");
+  cat->footer(kCatFooter);
   cat->add_option("paths", cat_paths, "Files, directories (their .tlog files) or - for standard input")
       ->required();
   auto* format_option =
       cat->add_option("--format", pattern, "Line pattern: {time} {level} {thread} {file} {line} {message}");
-  cat->add_flag("--json", json, "One JSON object per line: time, level, thread, file, line, message, args")
-      ->excludes(format_option);
-  cat->add_flag("--utc", utc, "Print times in UTC instead of local time");
-  cat->add_option("--level", min_level, "Only records at this level or above (trace … critical)");
+  auto* mode_option = cat->add_option("-o,--output", mode, "Output mode: short, precise, cat or json")
+                          ->check(CLI::IsMember({"short", "precise", "cat", "json"}));
+  cat->add_flag("--json", json, "One JSON object per line: time, level, thread, file, line, message, args (= -o json)")
+      ->excludes(format_option)
+      ->excludes(mode_option);
+  cat->add_flag("--utc", filter_options.utc, "Print (and read --since/--until) times in UTC instead of local time");
+  cat->add_option("--color", color, "Colour levels: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cat->add_option("--level", filter_options.level,
+                  "Only this level and above (trace … critical), or a range LOW..HIGH");
+  cat->add_option("-S,--since", filter_options.since, "Only records at or after this time");
+  cat->add_option("-U,--until", filter_options.until, "Only records at or before this time");
+  cat->add_option("--thread", filter_options.threads, "Only this thread: OS thread id or name (repeatable)");
+  cat->add_option("--site", filter_options.sites,
+                  "Only call sites whose format string contains TEXT, or whose file or file:line is TEXT (repeatable)");
+  cat->add_option("-g,--grep", filter_options.grep,
+                  "Only records whose message matches this regex (no capitals: case-insensitive)");
+  cat->add_flag("-f,--follow", follow, "Keep reading: new records and new files as the writer rolls (like tail -F)");
+  cat->add_option("-n,--lines", tail_lines, "Start with the last N records");
 
   std::vector<std::string> verify_paths;
   auto* verify = app.add_subcommand("verify", "Check every frame; exit 0 only when all of it is intact");
+  verify->footer(kVerifyFooter);
   verify->add_option("paths", verify_paths, "Files, directories or - for standard input")->required();
+
+  StatsOptions stats_options;
+  auto* stats = app.add_subcommand("stats", "Counts per level and call site, bytes, compression, time span, drops");
+  stats->footer(kStatsFooter);
+  stats->add_option("paths", stats_options.paths, "Files, directories or - for standard input")->required();
+  stats->add_flag("--json", stats_options.json, "One JSON object instead of the text report");
+  stats->add_flag("--utc", stats_options.utc, "Print times in UTC");
+  stats->add_option("--top", stats_options.top, "How many call sites to list (default 20; 0 for all)");
 
   try {
     app.parse(argc, argv);
@@ -156,59 +225,78 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   if (*cat) {
+    if (json) mode = "json";
+    TimeStyle style;
+    style.utc = filter_options.utc;
+    style.digits = mode.empty() && !pattern.empty() ? 9 : mode == "precise" ? 9 : 6;
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    style.color = color == "always" || (color == "auto" && ::isatty(STDOUT_FILENO) && !(no_color && *no_color) &&
+                                        !(term && std::strcmp(term, "dumb") == 0));
     std::optional<LinePattern> line;
+    Filters filters;
     try {
-      if (!json) line.emplace(pattern.empty() ? kDefaultPattern : pattern);
-    } catch (const std::invalid_argument& e) {
+      if (!pattern.empty() && mode == "cat") throw UsageError("-o cat and --format both say what a line is; pick one");
+      if (mode != "json") {
+        line.emplace(!pattern.empty() ? pattern : mode == "cat" ? std::string("{message}") : kDefaultPattern);
+      }
+      filters = make_filters(filter_options, now_ns());
+    } catch (const std::exception& e) {
       std::fprintf(stderr, "terse: %s\n", e.what());
       return kExitUsage;
     }
-    std::uint8_t floor = 0;
-    if (!min_level.empty()) {
-      auto parsed = parse_level(min_level);
-      if (!parsed) {
-        std::fprintf(stderr, "terse: unknown level '%s' (trace, debug, info, warn, error, critical)\n",
-                     min_level.c_str());
-        return kExitUsage;
-      }
-      floor = *parsed;
-    }
-    TimeStyle style{utc};
     Output out;
-    auto sink = [&](const Record& record) {
-      // Decided from the call site alone, before any argument is formatted.
-      if (record.kind == RecordKind::log && record.site->level < floor) return;
-      if (json) {
-        append_json_record(out.buffer(), record, style);
-      } else {
-        line->append(out.buffer(), record, style);
-      }
-      out.maybe_flush();
-    };
+    Printer printer(std::move(line), style, filters.grep);
     // A torn tail is where a live or crashed writer stopped: the end of the
     // data, not damage (`verify` still reports it).
     Reporter reporter = [&](const Problem& p) {
       if (p.torn_tail) return;
       out.flush();  // keep stderr and stdout in order on a terminal
-      stderr_reporter()(p);
+      print_problem(p);
     };
-    for (const auto& path : expand(cat_paths, ok)) {
-      Summary summary = decode_path(path, sink, reporter);
-      if (summary.damaged != 0) ok = false;
+    Merger merger(reporter, filters.decoder, follow);
+    if (!merger.add_paths(cat_paths)) ok = false;
+    Record record;
+    if (tail_lines) {
+      // Only the last N lines are kept while the rest is read.
+      std::deque<std::string> ring;
+      while (merger.next(record)) {
+        std::string text;
+        if (!printer.print(record, text)) continue;
+        ring.push_back(std::move(text));
+        if (ring.size() > *tail_lines) ring.pop_front();
+      }
+      for (const auto& l : ring) {
+        out.buffer() += l;
+        out.maybe_flush();
+      }
+    }
+    for (;;) {
+      while (merger.next(record)) {
+        printer.print(record, out.buffer());
+        out.maybe_flush();
+      }
+      if (!follow) break;
+      // One batch is out: flush it so `| grep` sees it now.
+      out.flush();
+      if (Output::reader_gone()) return kExitOk;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      merger.new_round();
     }
     out.flush();
+    if (merger.damaged() != 0) ok = false;
     return ok ? kExitOk : kExitDamage;
   }
 
   if (*verify) {
-    for (const auto& path : expand(verify_paths, ok)) {
+    for (const auto& path : expand_paths(verify_paths, ok)) {
       std::uint64_t unformattable = 0;
       std::string scratch;
       auto sink = [&](const Record& record) {
         scratch.clear();
         if (!render_message(record, scratch)) ++unformattable;
       };
-      Summary summary = decode_path(path, sink, stderr_reporter());
+      Summary summary = decode_path(path, sink, print_problem);
       bool intact = summary.intact() && unformattable == 0;
       std::printf("%s: %s (%llu frames, %llu records%s%s)\n", path.c_str(), intact ? "ok" : "DAMAGED",
                   static_cast<unsigned long long>(summary.frames), static_cast<unsigned long long>(summary.records),
@@ -219,5 +307,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     return ok ? kExitOk : kExitDamage;
   }
+
+  if (*stats) return run_stats(stats_options) ? kExitOk : kExitDamage;
   return kExitUsage;
 }

@@ -46,12 +46,17 @@ struct Site {
   std::string format;
   std::vector<std::uint8_t> tags;
   FormatCheck check;
+  // What the stream's Filter said about this site, asked once when its
+  // dictionary entry was read; records of an unselected site are skipped
+  // before their arguments are parsed.
+  bool selected = true;
 };
 
 struct Thread {
   std::uint32_t index = 0;
   std::uint64_t os_tid = 0;
   std::string name;
+  bool selected = true;  // as for Site::selected
 };
 
 struct Arg {
@@ -83,12 +88,31 @@ struct Record {
   std::uint64_t dropped_count = 0;  // kind == dropped
   std::int64_t dropped_first_ns = 0;
   std::int64_t dropped_last_ns = 0;
+  // Where the record sits in its stream: the offset of its frame's header
+  // and its index among the frame's records (filtered ones included).
+  std::uint64_t frame_offset = 0;
+  std::uint32_t frame_index = 0;
+  std::uint64_t file_offset = 0;  // of the preamble of the file it came from
+};
+
+// Decides which records reach the caller without parsing their arguments:
+// the site and thread predicates run once per dictionary entry and their
+// answers are kept, so a rejected record costs a few varint reads.
+struct Filter {
+  std::function<bool(const Site&)> site;      // empty: every site
+  std::function<bool(const Thread&)> thread;  // empty: every thread
+  std::int64_t since_ns = INT64_MIN;          // inclusive
+  std::int64_t until_ns = INT64_MAX;          // inclusive
+  bool dropped = true;                        // pass drop reports (time and thread still apply)
 };
 
 struct Summary {
   std::uint64_t frames = 0;
   std::uint64_t records = 0;
   std::uint64_t damaged = 0;  // problems reported, a torn tail not counted
+  std::uint64_t skipped = 0;  // records a Filter turned away
+  std::uint64_t stored_bytes = 0;  // frame payloads as stored (compressed)
+  std::uint64_t raw_bytes = 0;     // the same payloads decompressed
   bool torn_tail = false;
   bool intact() const { return damaged == 0 && !torn_tail; }
 };
@@ -98,6 +122,11 @@ using RecordSink = std::function<void(const Record&)>;
 // Decodes one input stream (a file, or several files concatenated on a
 // pipe) from a file descriptor to its end. Damaged frames are reported and
 // skipped; a torn tail ends the stream.
+//
+// Two ways to use it: push (decode_fd/decode_bytes call a sink for every
+// record) or pull (start_fd/start_bytes, then next() until it says false),
+// which lets a caller interleave several streams by time or wait for a
+// live file to grow.
 class StreamDecoder {
  public:
   StreamDecoder(std::string source, Reporter reporter);
@@ -105,9 +134,28 @@ class StreamDecoder {
   StreamDecoder(const StreamDecoder&) = delete;
   StreamDecoder& operator=(const StreamDecoder&) = delete;
 
+  // Applies to records read from now on; sites and threads already in the
+  // dictionary are asked again.
+  void set_filter(Filter filter);
+
   Summary decode_fd(int fd, const RecordSink& sink);
   // The same over bytes in memory (tests, fuzzing).
   Summary decode_bytes(std::string_view bytes, const RecordSink& sink);
+
+  // Pull interface. The fd is not owned and must outlive the reading.
+  void start_fd(int fd);
+  void start_bytes(std::string_view bytes);
+  // The next record that passes the filter; false at the end of the data.
+  // The record (its args and strings) stays valid until the next call.
+  bool next(Record& record);
+  // Live mode (following a file a writer still appends to): the end of the
+  // data means "nothing more yet", so an unfinished frame is neither
+  // reported nor consumed and next() may return true again once the file
+  // has grown. Turn it off to read what is left as a finished file.
+  void set_live(bool live);
+  const Summary& summary() const;
+  // Bytes of the stream consumed so far (complete frames and preambles).
+  std::uint64_t position() const;
 
  struct State;  // the decoding state of one stream, internal to the library
 
@@ -130,15 +178,20 @@ bool render_message(const Record& record, std::string& out, std::string* error =
 // Appends `text` as a JSON string literal; invalid UTF-8 becomes U+FFFD.
 void append_json_string(std::string& out, std::string_view text);
 
+// How times (and, on a terminal, levels) look in text output.
 struct TimeStyle {
   bool utc = false;
+  int digits = 9;      // of the fraction of a second in append_time: 0 to 9
+  bool color = false;  // LinePattern wraps {level} in ANSI colours
 };
-// "2026-11-29 14:03:07.123456789" (local time unless utc).
+// "2026-11-29 14:03:07.123456789" (local time unless utc; `digits` long).
 void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style);
 // RFC 3339 with nanoseconds and the zone offset.
 void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style);
 
 const char* level_name(std::uint8_t level);
+// The ANSI escape that starts a level's colour, or nullptr for none (info).
+const char* level_color(std::uint8_t level);
 
 // A `--format` pattern with {time} {level} {thread} {file} {line} {message};
 // fmt specs such as {level:<8} apply.
@@ -147,8 +200,14 @@ class LinePattern {
   // Throws std::invalid_argument with a readable message for a bad pattern.
   explicit LinePattern(std::string pattern);
   void append(std::string& out, const Record& record, const TimeStyle& style) const;
+  // The same with the message already rendered (by a caller that had to
+  // look at it first, e.g. to match a regex).
+  void append(std::string& out, const Record& record, const TimeStyle& style, std::string_view message) const;
 
  private:
+  void append_line(std::string& out, const Record& record, const TimeStyle& style,
+                   const std::string_view* message) const;
+
   enum class Field : std::uint8_t { literal, time, level, thread, file, line, message };
   struct Piece {
     Field field;

@@ -1,0 +1,309 @@
+// `terse stats`: what a set of files holds, without printing its records.
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <terse/decoder.hpp>
+#include <terse/schema.hpp>
+
+#include "inputs.hpp"
+
+namespace terse::cli {
+
+struct StatsOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  bool utc = false;
+  std::size_t top = 20;
+};
+
+namespace stats_detail {
+
+constexpr int kLevels = schema::kLevelCount;
+constexpr std::int64_t kMinuteNs = 60'000'000'000;
+constexpr std::size_t kMaxColumns = 60;
+
+struct SiteCount {
+  std::string file;
+  std::uint32_t line = 0;
+  std::uint8_t level = 0;
+  std::string format;
+  std::uint64_t count = 0;
+};
+
+struct Totals {
+  std::uint64_t files = 0;
+  std::uint64_t file_bytes = 0;
+  decoder::Summary frames;  // frames, records, stored and raw bytes, damage summed
+  std::uint64_t torn_tails = 0;
+  std::array<std::uint64_t, kLevels> levels{};
+  std::uint64_t drop_reports = 0;
+  std::uint64_t dropped = 0;
+  std::int64_t first_ns = INT64_MAX;
+  std::int64_t last_ns = INT64_MIN;
+  std::vector<SiteCount> sites;
+  std::map<std::string, std::size_t> site_index;  // file \0 line \0 format -> sites[]
+  std::map<std::int64_t, std::array<std::uint64_t, kLevels>> per_minute;
+};
+
+// Groups a minute table into at most kMaxColumns columns.
+struct Buckets {
+  std::int64_t start_minute = 0;
+  std::int64_t minutes_per_column = 1;
+  std::vector<std::array<std::uint64_t, kLevels>> columns;
+};
+
+inline Buckets bucket(const Totals& t) {
+  Buckets b;
+  if (t.per_minute.empty()) return b;
+  b.start_minute = t.per_minute.begin()->first;
+  std::int64_t span = t.per_minute.rbegin()->first - b.start_minute + 1;
+  b.minutes_per_column = (span + static_cast<std::int64_t>(kMaxColumns) - 1) / static_cast<std::int64_t>(kMaxColumns);
+  b.columns.resize(static_cast<std::size_t>((span + b.minutes_per_column - 1) / b.minutes_per_column));
+  for (const auto& [minute, counts] : t.per_minute) {
+    auto& column = b.columns[static_cast<std::size_t>((minute - b.start_minute) / b.minutes_per_column)];
+    for (int l = 0; l < kLevels; ++l) column[static_cast<std::size_t>(l)] += counts[static_cast<std::size_t>(l)];
+  }
+  return b;
+}
+
+inline std::string sparkline(const Buckets& b, int level) {
+  static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  std::uint64_t max = 0;
+  for (const auto& c : b.columns) max = std::max(max, c[static_cast<std::size_t>(level)]);
+  std::string line;
+  for (const auto& c : b.columns) {
+    std::uint64_t v = c[static_cast<std::size_t>(level)];
+    if (v == 0) {
+      line += ' ';
+    } else {
+      // The smallest block for anything above zero, so a rare event shows.
+      auto step = static_cast<std::size_t>((v * 7 + max - 1) / max);
+      line += kBlocks[std::min<std::size_t>(step, 7)];
+    }
+  }
+  return line;
+}
+
+template <typename... T>
+void put(std::string& out, fmt::format_string<T...> format, T&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<T>(args)...);
+}
+
+inline std::string bytes_text(std::uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < (1u << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024);
+  if (n < (1u << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20));
+  return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1 << 30));
+}
+
+inline std::string duration_text(std::int64_t ns) {
+  std::int64_t s = ns / 1'000'000'000;
+  if (s < 60) return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
+  if (s < 3600) return fmt::format("{}m {:02}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h {:02}m {:02}s", s / 3600, s / 60 % 60, s % 60);
+  return fmt::format("{}d {:02}h {:02}m", s / 86400, s / 3600 % 24, s / 60 % 60);
+}
+
+inline void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
+  if (r.unix_ns < t.first_ns) t.first_ns = r.unix_ns;
+  if (r.unix_ns > t.last_ns) t.last_ns = r.unix_ns;
+  std::int64_t minute = r.unix_ns / kMinuteNs - (r.unix_ns % kMinuteNs < 0 ? 1 : 0);
+  // Hostile times could make the minute table as large as the file; cap it.
+  auto it = t.per_minute.find(minute);
+  if (it == t.per_minute.end() && t.per_minute.size() < (1u << 20)) it = t.per_minute.emplace(minute, std::array<std::uint64_t, kLevels>{}).first;
+  if (r.kind == decoder::RecordKind::dropped) {
+    ++t.drop_reports;
+    t.dropped += r.dropped_count;
+    return;
+  }
+  std::uint8_t level = r.site->level < kLevels ? r.site->level : static_cast<std::uint8_t>(kLevels - 1);
+  ++t.levels[level];
+  if (it != t.per_minute.end()) ++it->second[level];
+  auto [hit, inserted] = cache.try_emplace(r.site, 0);
+  if (inserted) {
+    std::string key = r.site->file + '\0' + std::to_string(r.site->line) + '\0' + r.site->format;
+    auto [index, added] = t.site_index.try_emplace(key, t.sites.size());
+    if (added) t.sites.push_back({r.site->file, r.site->line, r.site->level, r.site->format, 0});
+    hit->second = index->second;
+  }
+  ++t.sites[hit->second].count;
+}
+
+inline std::string time_text(std::int64_t ns, bool utc) {
+  std::string out;
+  decoder::TimeStyle style;
+  style.utc = utc;
+  style.digits = 3;
+  decoder::append_time(out, ns, style);
+  return out;
+}
+
+inline std::string rfc3339(std::int64_t ns, bool utc) {
+  std::string out;
+  decoder::TimeStyle style;
+  style.utc = utc;
+  decoder::append_time_rfc3339(out, ns, style);
+  return out;
+}
+
+inline void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
+  std::uint64_t records = 0;
+  for (auto n : t.levels) records += n;
+  put(out, "files      {} ({} on disk)\n", t.files, bytes_text(t.file_bytes));
+  put(out, "frames     {}: {} stored, {} raw", t.frames.frames, bytes_text(t.frames.stored_bytes),
+      bytes_text(t.frames.raw_bytes));
+  if (t.frames.stored_bytes) put(out, ", compression {:.1f}x", static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes));
+  put(out, "\n");
+  put(out, "records    {}", records);
+  if (records && t.file_bytes) put(out, " ({:.2f} bytes each on disk)", static_cast<double>(t.file_bytes) / static_cast<double>(records));
+  put(out, "\n");
+  if (t.first_ns <= t.last_ns)
+    put(out, "time span  {} … {} ({})\n", time_text(t.first_ns, o.utc), time_text(t.last_ns, o.utc),
+        duration_text(t.last_ns - t.first_ns));
+  put(out, "dropped    {} records in {} reports\n", t.dropped, t.drop_reports);
+  if (t.frames.damaged || t.torn_tails) put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
+  put(out, "\nlevels\n");
+  for (int l = kLevels - 1; l >= 0; --l)
+    put(out, "  {:<9}{:>12}\n", schema::level_name(static_cast<std::uint8_t>(l)), t.levels[static_cast<std::size_t>(l)]);
+  Buckets b = bucket(t);
+  if (!b.columns.empty()) {
+    put(out, "\nrecords per {} (from {}, {} columns)\n",
+        b.minutes_per_column == 1 ? std::string("minute") : fmt::format("{} minutes", b.minutes_per_column),
+        time_text(b.start_minute * kMinuteNs, o.utc).substr(0, 16), b.columns.size());
+    for (int l = kLevels - 1; l >= 0; --l) {
+      if (t.levels[static_cast<std::size_t>(l)] == 0) continue;
+      std::uint64_t max = 0;
+      for (const auto& c : b.columns) max = std::max(max, c[static_cast<std::size_t>(l)]);
+      put(out, "  {:<9}│{}│ max {}\n", schema::level_name(static_cast<std::uint8_t>(l)), sparkline(b, l), max);
+    }
+  }
+  std::vector<const SiteCount*> sites;
+  for (const auto& s : t.sites) sites.push_back(&s);
+  std::stable_sort(sites.begin(), sites.end(), [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
+  std::size_t shown = o.top == 0 ? sites.size() : std::min(o.top, sites.size());
+  put(out, "\ncall sites ({} of {}, most records first)\n", shown, sites.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const SiteCount& s = *sites[i];
+    std::string format = s.format.size() > 60 ? s.format.substr(0, 57) + "..." : s.format;
+    for (char& c : format)
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    put(out, "  {:>12} {:>6.2f}%  {:<8} {}:{}  {}\n", s.count, records ? 100.0 * static_cast<double>(s.count) / static_cast<double>(records) : 0.0,
+        schema::level_name(s.level), s.file, s.line, format);
+  }
+}
+
+inline void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
+  std::uint64_t records = 0;
+  for (auto n : t.levels) records += n;
+  put(out, "{{\"files\":{},\"file_bytes\":{},\"frames\":{},\"stored_bytes\":{},\"raw_bytes\":{},\"compression_ratio\":{}",
+      t.files, t.file_bytes, t.frames.frames, t.frames.stored_bytes, t.frames.raw_bytes,
+      t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes) : 0.0);
+  put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"damaged\":{},\"torn_tails\":{}", records, t.dropped,
+      t.drop_reports, t.frames.damaged, t.torn_tails);
+  if (t.first_ns <= t.last_ns) {
+    out += ",\"first\":";
+    decoder::append_json_string(out, rfc3339(t.first_ns, o.utc));
+    out += ",\"last\":";
+    decoder::append_json_string(out, rfc3339(t.last_ns, o.utc));
+    put(out, ",\"span_seconds\":{}", static_cast<double>(t.last_ns - t.first_ns) / 1e9);
+  }
+  out += ",\"levels\":{";
+  for (int l = 0; l < kLevels; ++l)
+    put(out, "{}\"{}\":{}", l ? "," : "", schema::level_name(static_cast<std::uint8_t>(l)), t.levels[static_cast<std::size_t>(l)]);
+  out += "},\"sites\":[";
+  std::vector<const SiteCount*> sites;
+  for (const auto& s : t.sites) sites.push_back(&s);
+  std::stable_sort(sites.begin(), sites.end(), [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const SiteCount& s = *sites[i];
+    out += i ? ",{\"file\":" : "{\"file\":";
+    decoder::append_json_string(out, s.file);
+    put(out, ",\"line\":{},\"level\":\"{}\",\"format\":", s.line, schema::level_name(s.level));
+    decoder::append_json_string(out, s.format);
+    put(out, ",\"count\":{}}}", s.count);
+  }
+  out += "]";
+  Buckets b = bucket(t);
+  if (!b.columns.empty()) {
+    out += ",\"per_minute\":{\"start\":";
+    decoder::append_json_string(out, rfc3339(b.start_minute * kMinuteNs, o.utc));
+    put(out, ",\"minutes_per_bucket\":{},\"counts\":{{", b.minutes_per_column);
+    for (int l = 0; l < kLevels; ++l) {
+      put(out, "{}\"{}\":[", l ? "," : "", schema::level_name(static_cast<std::uint8_t>(l)));
+      for (std::size_t c = 0; c < b.columns.size(); ++c) put(out, "{}{}", c ? "," : "", b.columns[c][static_cast<std::size_t>(l)]);
+      out += "]";
+    }
+    out += "}}";
+  }
+  out += "}\n";
+}
+
+}  // namespace stats_detail
+
+// Reads every record of every file; false when anything was damaged.
+inline bool run_stats(const StatsOptions& o) {
+  using namespace stats_detail;
+  bool ok = true;
+  Totals t;
+  decoder::Reporter reporter = [&](const decoder::Problem& p) {
+    if (p.torn_tail) {
+      ++t.torn_tails;
+      return;
+    }
+    std::fprintf(stderr, "terse: %s: offset %llu: %s\n", p.source.c_str(), static_cast<unsigned long long>(p.offset),
+                 p.what.c_str());
+  };
+  for (const auto& path : expand_paths(o.paths, ok)) {
+    std::unordered_map<const decoder::Site*, std::size_t> cache;
+    std::uint64_t file_offset = 0;
+    auto sink = [&](const decoder::Record& r) {
+      // Site objects belong to one file of the stream; a new file (on a
+      // pipe) may reuse their addresses.
+      if (r.file_offset != file_offset) {
+        cache.clear();
+        file_offset = r.file_offset;
+      }
+      add_record(t, r, cache);
+    };
+    decoder::Summary s;
+    if (path == "-") {
+      decoder::StreamDecoder decoder("<stdin>", reporter);
+      s = decoder.decode_fd(STDIN_FILENO, sink);
+    } else {
+      s = decoder::decode_file(path, sink, reporter);
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0) t.file_bytes += static_cast<std::uint64_t>(st.st_size);
+    }
+    ++t.files;
+    t.frames.frames += s.frames;
+    t.frames.records += s.records;
+    t.frames.damaged += s.damaged;
+    t.frames.stored_bytes += s.stored_bytes;
+    t.frames.raw_bytes += s.raw_bytes;
+    if (s.damaged) ok = false;
+  }
+  std::string out;
+  if (o.json) {
+    print_json(t, o, out);
+  } else {
+    print_text(t, o, out);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  return ok;
+}
+
+}  // namespace terse::cli

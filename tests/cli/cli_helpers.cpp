@@ -1,0 +1,122 @@
+#include "cli_helpers.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+extern char** environ;
+
+namespace terse::test {
+namespace {
+
+pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int close_fd) {
+  std::vector<std::string> storage = args;
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdout_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    posix_spawn_file_actions_addclose(&actions, stdout_fd);
+  }
+  if (close_fd >= 0) posix_spawn_file_actions_addclose(&actions, close_fd);
+  // The child starts with SIGPIPE at its default action, as under a shell.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+int reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+int run_writer(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{TERSE_LIVE_WRITER_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return reap(spawn(argv, -1, -1));
+}
+
+std::vector<std::string> cli(std::vector<std::string> args) {
+  args.insert(args.begin(), TERSE_CLI_PATH);
+  return args;
+}
+
+Child::Child(const std::vector<std::string>& argv) {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  pid_ = spawn(argv, fds[1], fds[0]);
+  ::close(fds[1]);
+  fd_ = fds[0];
+}
+
+Child::~Child() {
+  if (pid_ > 0) stop();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool Child::read_some(std::chrono::milliseconds limit) {
+  if (fd_ < 0) return false;
+  pollfd p{fd_, POLLIN, 0};
+  int n = ::poll(&p, 1, static_cast<int>(limit.count()));
+  if (n <= 0) return n == 0 || errno == EINTR;
+  char buffer[65536];
+  ssize_t got = ::read(fd_, buffer, sizeof buffer);
+  if (got <= 0) return false;  // the child closed its output
+  out.append(buffer, static_cast<std::size_t>(got));
+  return true;
+}
+
+void Child::close_output() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+int Child::wait(std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stop();
+  return -1;
+}
+
+void Child::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  reap(pid_);
+  pid_ = -1;
+}
+
+std::vector<std::string> lines_of(const std::string& text) { return split_lines(text); }
+
+}  // namespace terse::test

@@ -1,0 +1,88 @@
+// `terse cat -f` against a live writer process: records appear while they
+// are written, across rolled files and a restarted writer; -n; a closed
+// pipe ends it quietly.
+#include <chrono>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "cli_helpers.hpp"
+
+using namespace terse::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::string> expected(const std::string& tag, int bursts, int per) {
+  std::vector<std::string> lines;
+  for (int b = 0; b < bursts; ++b)
+    for (int r = 0; r < per; ++r) lines.push_back(fmt::format("{} burst {} record {}", tag, b, r));
+  return lines;
+}
+
+auto has(const std::string& text) {
+  return [text](const std::string& out) { return out.find(text + "\n") != std::string::npos; };
+}
+
+}  // namespace
+
+TEST_CASE("cat -f follows a directory from empty through rolled files and a restarted writer") {
+  TempDir dir;
+  Child cat(cli({"cat", "-f", "-o", "cat", dir.path()}));
+  // The first writer logs while cat is already following: its files appear
+  // later, roll every 4 KiB, and are read while still being written.
+  int rc = -1;
+  std::thread writer([&] { rc = run_writer({dir.path(), "app", "bursts", "8", "80", "40", "first"}); });
+  bool first_seen = cat.read_until(has("first burst 7 record 79"), 20s);
+  writer.join();
+  REQUIRE(rc == 0);
+  REQUIRE(first_seen);
+  REQUIRE(log_files(dir.path()).size() > 2);
+  // A restarted writer continues with new sequence numbers.
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "3", "40", "0", "second"}) == 0);
+  REQUIRE(cat.read_until(has("second burst 2 record 39"), 20s));
+  cat.stop();
+  auto want = expected("first", 8, 80);
+  auto second = expected("second", 3, 40);
+  want.insert(want.end(), second.begin(), second.end());
+  CHECK(split_lines(cat.out) == want);
+}
+
+TEST_CASE("cat -f FILE follows that file and the files it rolls to") {
+  TempDir dir;
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "10", "0", "old"}) == 0);
+  auto old_files = log_files(dir.path());
+  // A file that does not exist yet: the next one this writer will create.
+  std::string next = old_files.back();
+  next.replace(next.size() - 8, 3, fmt::format("{:03}", std::stoi(next.substr(next.size() - 8, 3)) + 1));
+  Child cat(cli({"cat", "-f", "-o", "cat", next}));
+  std::this_thread::sleep_for(200ms);
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "4", "40", "10", "new"}) == 0);
+  REQUIRE(cat.read_until(has("new burst 3 record 39"), 20s));
+  cat.stop();
+  CHECK(split_lines(cat.out) == expected("new", 4, 40));  // nothing of the older file
+}
+
+TEST_CASE("cat -f -n N starts with the last N records, then follows") {
+  TempDir dir;
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "3", "40", "0", "before"}) == 0);
+  Child cat(cli({"cat", "-f", "-n", "3", "-o", "cat", dir.path()}));
+  REQUIRE(cat.read_until(has("before burst 2 record 39"), 20s));
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "2", "0", "after"}) == 0);
+  REQUIRE(cat.read_until(has("after burst 0 record 1"), 20s));
+  cat.stop();
+  CHECK(split_lines(cat.out) == std::vector<std::string>{"before burst 2 record 37", "before burst 2 record 38",
+                                                         "before burst 2 record 39", "after burst 0 record 0",
+                                                         "after burst 0 record 1"});
+}
+
+TEST_CASE("cat -f ends quietly with exit code 0 when its reader goes away") {
+  TempDir dir;
+  REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "5", "0", "x"}) == 0);
+  Child cat(cli({"cat", "-f", "-o", "cat", dir.path()}));
+  REQUIRE(cat.read_until(has("x burst 0 record 4"), 20s));
+  cat.close_output();
+  // Nothing new is written: cat notices the closed pipe while idle.
+  CHECK(cat.wait(10s) == 0);
+}
