@@ -10,6 +10,7 @@
 
 #include <zstd.h>
 
+#include <terse/delta.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -63,7 +64,41 @@ struct StreamDecoder::State {
   std::uint64_t cursor_frame = 0;
   std::uint32_t cursor_index = 0;
 
+  // FORMAT.md §7.1: each site's previous argument values in the current
+  // records frame.
+  struct DeltaState {
+    explicit DeltaState(const std::vector<std::uint8_t>& tags)
+        : plan(tags.data(), tags.size()), previous(tags.size()) {}
+    wire::DeltaPlan plan;
+    std::vector<std::uint64_t> previous;
+    std::uint64_t frame = 0;  // records_frames when `previous` was last valid
+    bool broken = false;      // a record did not match: the rest of the frame is unusable
+  };
+  std::unordered_map<std::uint32_t, DeltaState> deltas;
+  std::uint64_t records_frames = 0;
+
+  // Recovers a record's argument values in place; false when the record
+  // does not fit its site (reported once per site and frame).
+  bool undo_deltas(const Site& site, std::string_view args) {
+    auto it = deltas.try_emplace(site.id, site.tags).first;
+    DeltaState& d = it->second;
+    if (d.frame != records_frames) {
+      std::fill(d.previous.begin(), d.previous.end(), 0);
+      d.frame = records_frames;
+      d.broken = false;
+    }
+    if (d.broken) return false;
+    // `args` lies in `raw`, which this decoder owns (see next()).
+    auto* bytes = reinterpret_cast<unsigned char*>(const_cast<char*>(args.data()));
+    if (d.plan.valid() && d.plan.apply<wire::Delta::decode>(bytes, args.size(), d.previous.data())) return true;
+    d.broken = true;
+    damage(cursor_frame, "a record of call site " + std::to_string(site.id) +
+                             " does not match the site's argument types; its later records in this frame are skipped");
+    return false;
+  }
+
   void reset_file() {
+    deltas.clear();
     sites.clear();
     threads.clear();
     site_by_id.clear();
@@ -252,6 +287,11 @@ bool StreamDecoder::State::next(Record& record) {
         break;
       case schema::FrameType::records:
         if (!payload_of(frame, payload)) break;
+        if (payload.data() != raw.data()) {  // deltas are undone in place: own the bytes
+          raw.assign(payload);
+          payload = raw;
+        }
+        ++records_frames;
         cursor = wire::Reader(payload);
         if (!cursor.le(cursor_ticks)) {
           damage(frame.offset, "records frame is too short");
@@ -312,6 +352,7 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
         continue;
       }
       Site& site = sites[static_cast<std::uint32_t>(id)];
+      deltas.erase(static_cast<std::uint32_t>(id));  // its tags may have changed
       site.id = static_cast<std::uint32_t>(id);
       site.level = level;
       site.line = static_cast<std::uint32_t>(line);
@@ -375,6 +416,9 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
         continue;
       }
     }
+    // Every record of a selected site, printed or not, carries the delta
+    // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
+    if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
     // Decided before anything else of the record is read.
     bool wanted = thread.selected && (site ? site->selected : filter.dropped);
     std::int64_t unix_ns = 0;

@@ -22,6 +22,7 @@
 
 #include <zstd.h>
 
+#include <terse/delta.hpp>
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
@@ -78,6 +79,7 @@ struct Batch {
   ByteBuffer records;      // FORMAT.md §7 payload
   std::uint64_t last_ticks = 0;
   std::size_t record_count = 0;
+  std::uint64_t sequence = 0;  // numbers batches, so per-frame state can tell a new one
   bool calibration_changed = false;
   Calibration calibration;
   std::uint64_t flush_sequence = 0;  // non-zero: completes that flush once written
@@ -450,6 +452,22 @@ class Logger {
     threads_written_[b.index] = true;
   }
 
+  // FORMAT.md §7.2. Each site's previous values live in one flat array;
+  // a site's slots count as zero until it first appears in the batch.
+  void delta_code(Batch& batch, std::uint32_t id, char* args, std::size_t size) {
+    if (id >= delta_slots_.size()) delta_slots_.resize(std::max<std::size_t>(id + 1, delta_slots_.size() * 2));
+    std::unique_ptr<DeltaSlots>& slots = delta_slots_[id];
+    if (!slots) {
+      const Site* site = site_by_id(id);
+      slots = std::make_unique<DeltaSlots>(site->arg_tags, site->arg_count);
+    }
+    if (slots->batch != batch.sequence) {
+      std::fill(slots->previous.begin(), slots->previous.end(), 0);
+      slots->batch = batch.sequence;
+    }
+    slots->plan.apply<wire::Delta::encode>(reinterpret_cast<unsigned char*>(args), size, slots->previous.data());
+  }
+
   // The caller has described the record's thread (once per pass is enough).
   void append_record(Batch& batch, const Cursor& c) {
     if (c.header.site_id >= sites_written_.size() || !sites_written_[c.header.site_id])
@@ -465,6 +483,7 @@ class Logger {
     out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
     out = wire::write_varint(out, c.header.args_size);
     std::memcpy(out, c.args, c.header.args_size);
+    if (c.header.site_id != schema::kControlSiteId) delta_code(batch, c.header.site_id, out, c.header.args_size);
     batch.records.commit(out + c.header.args_size);
     batch.last_ticks = c.header.ticks;
     ++batch.record_count;
@@ -618,6 +637,7 @@ class Logger {
     Batch* batch = free_batches_.back();
     free_batches_.pop_back();
     batch->clear();
+    batch->sequence = ++batches_taken_;
     return batch;
   }
 
@@ -1010,6 +1030,14 @@ class Logger {
   std::vector<std::uint8_t> sites_written_;
   std::vector<std::uint8_t> threads_written_;
   std::uint64_t flush_handled_ = 0;
+  struct DeltaSlots {
+    DeltaSlots(const std::uint8_t* tags, std::size_t count) : plan(tags, count), previous(count) {}
+    wire::DeltaPlan plan;
+    std::vector<std::uint64_t> previous;
+    std::uint64_t batch = 0;
+  };
+  std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
+  std::uint64_t batches_taken_ = 0;
   std::chrono::steady_clock::time_point batch_opened_{};
 
   Batch batches_[kBatchCount];

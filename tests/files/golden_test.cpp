@@ -346,6 +346,8 @@ Walk walk(const std::string& file) {
       REQUIRE(calibrated);
       std::uint64_t ticks;
       REQUIRE(c.fixed(8, ticks));
+      // §7.1: each site's previous argument values, all 0 at the frame's start.
+      std::map<std::uint64_t, std::vector<std::uint64_t>> previous;
       while (c.left() > 0) {
         INFO("record " << w.records);
         std::uint64_t site, thread, delta, args_size;
@@ -376,6 +378,8 @@ Walk walk(const std::string& file) {
           REQUIRE(w.site_tags.count(site) == 1);
           const auto& tags = w.site_tags[site];
           const std::string& format = w.site_format[site];
+          auto& before = previous[site];
+          before.resize(tags.size(), 0);
           for (std::size_t i = 0; i < tags.size(); ++i) {
             std::uint8_t tag = tags[i];
             w.tags_logged.insert(tag);
@@ -394,8 +398,14 @@ Walk walk(const std::string& file) {
               REQUIRE(size > 0);
               std::string value;
               REQUIRE(args.bytes(static_cast<std::uint64_t>(size), value));
-              if (i == 0 && format.rfind("long double", 0) == 0) w.long_double_bytes = value;
-              if (i == 0 && format.rfind("float {}", 0) == 0) w.float_bits = le(args.p + args.pos - 4, 4);
+              if (i == 0 && format.rfind("long double", 0) == 0) w.long_double_bytes = value;  // never delta-coded
+              if (tag == 0x0D || tag == 0x0E) continue;
+              std::uint64_t stored = le(args.p + args.pos - size, size);
+              std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
+              bool bits = tag == 0x0B || tag == 0x0C;  // f32, f64
+              std::uint64_t recovered = bits ? (stored ^ before[i]) : ((stored + before[i]) & mask);
+              before[i] = recovered;
+              if (i == 0 && format.rfind("float {}", 0) == 0) w.float_bits = recovered;
             }
           }
           CHECK(args.left() == 0);
