@@ -150,13 +150,16 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
     thread_local std::vector<fmt::basic_format_arg<fmt::format_context>> fmt_args;
     fmt_args.clear();
     for (const Arg& a : record.args) fmt_args.push_back(to_fmt_arg(a));
-    std::size_t mark = out.size();
+    // fmt's own buffer grows without zero-filling, where a std::string
+    // behind back_inserter is resized (and cleared) on every growth.
+    thread_local fmt::memory_buffer message;
+    message.clear();
     try {
-      fmt::vformat_to(std::back_inserter(out), fmt::string_view(site.format.data(), site.format.size()),
+      fmt::vformat_to(fmt::appender(message), fmt::string_view(site.format.data(), site.format.size()),
                       fmt::basic_format_args<fmt::format_context>(fmt_args.data(), static_cast<int>(fmt_args.size())));
+      out.append(message.data(), message.size());
       return true;
     } catch (const fmt::format_error& e) {
-      out.resize(mark);
       why = e.what();
     }
   }
