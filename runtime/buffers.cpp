@@ -1,4 +1,5 @@
 #include <pthread.h>
+#include <signal.h>
 #if defined(__linux__)
 #include <linux/futex.h>
 #endif
@@ -29,10 +30,36 @@ struct BufferReleaser {
       buffer->abandoned.store(true, std::memory_order_release);
       wake_io_thread();
     }
+    if (signal_stack != nullptr) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+      std::free(signal_stack);
+    }
   }
   bool exiting = false;
+  void* signal_stack = nullptr;  // ours to free, when we installed one
 };
 thread_local BufferReleaser tls_releaser;
+
+// A thread that overflows its stack gets SIGSEGV with no stack left to run
+// the crash handler on; an alternate signal stack lets it still write the
+// log. Threads that already have one keep theirs.
+void give_signal_stack() noexcept {
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return;
+  constexpr std::size_t kSize = 64 * 1024;
+  void* memory = std::malloc(kSize);
+  if (memory == nullptr) return;
+  stack_t stack{};
+  stack.ss_sp = memory;
+  stack.ss_size = kSize;
+  if (sigaltstack(&stack, nullptr) != 0) {
+    std::free(memory);
+    return;
+  }
+  tls_releaser.signal_stack = memory;
+}
 
 }  // namespace
 
@@ -69,6 +96,7 @@ ThreadBuffer* create_thread_buffer() {
     registry.generation.fetch_add(1, std::memory_order_release);
   }
   tls_buffer = buffer;
+  if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack();
   return buffer;
 }
 

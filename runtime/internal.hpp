@@ -15,6 +15,7 @@ struct BufferSettings {
   std::atomic<std::size_t> buffer_bytes{std::size_t{1} << 20};
   std::atomic<bool> drop_when_full{false};
   std::atomic<bool> running{false};
+  std::atomic<bool> crash_handler{false};  // logging threads get a signal stack
 };
 BufferSettings& buffer_settings() noexcept;
 

@@ -38,6 +38,7 @@ constexpr std::size_t kBatchTargetBytes = 256 * 1024;
 constexpr std::size_t kBatchCount = 3;
 constexpr auto kMaxBatchDelay = std::chrono::milliseconds(50);
 constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
+constexpr std::size_t kEmergencyBytes = 1 << 20;
 constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
 constexpr const char* kWriterName = "terse " TERSE_VERSION_STRING;
 
@@ -210,6 +211,10 @@ class Logger {
     for (auto& batch : batches_) free_batches_.push_back(&batch);
     cctx_ = ZSTD_createCCtx();
     if (cctx_ == nullptr) throw Error("terse: cannot create a zstd compression context");
+    if (config_.crash_handler) {
+      emergency_.resize(kEmergencyBytes);
+      (void)wire::crc32c("", 0);  // its one-time setup must not first run inside a signal handler
+    }
     if (!open_file(true))
       throw Error("terse: cannot write the first file in '" + config_.directory + "': " + std::strerror(last_errno_));
   }
@@ -244,16 +249,177 @@ class Logger {
   // request within its idle wait (10 ms at most).
   void flush_from_signal() noexcept {
     pid_t self = ::gettid();
-    if (self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed))
-      return;  // an IO thread crashed: nobody is left to write
-    crashing_.store(true, std::memory_order_relaxed);
-    std::uint64_t sequence = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
-    for (int waited_ms = 0; waited_ms < 2000; ++waited_ms) {
-      if (flushed_through_.load(std::memory_order_acquire) >= sequence) return;
-      timespec pause{0, 1'000'000};
-      nanosleep(&pause, nullptr);
+    bool io_thread_crashed =
+        self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed);
+    if (!io_thread_crashed) {
+      crashing_.store(true, std::memory_order_relaxed);
+      std::uint64_t sequence = flush_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+      for (int waited_ms = 0; waited_ms < 1000; ++waited_ms) {
+        if (flushed_through_.load(std::memory_order_acquire) >= sequence) return;
+        timespec pause{0, 1'000'000};
+        nanosleep(&pause, nullptr);
+      }
     }
+    // Nobody answered (an IO thread crashed, or is stuck, say on a heap lock
+    // the crashing thread held): write what the buffers hold from here.
+    emergency_write();
   }
+
+  // Async-signal-safe: no lock, no allocation, plain write(2) into the
+  // pre-allocated emergency buffer. Each record goes into a records frame
+  // of its own, so its site's deltas start from zero and the raw argument
+  // bytes are already their encoding (FORMAT.md §7.1); stored, not
+  // compressed. Dictionary and thread entries are repeated (readers take
+  // the latest). Records the stuck IO thread also writes may then appear
+  // twice; none is lost.
+  void emergency_write() noexcept {
+    int fd = current_fd_.load(std::memory_order_acquire);
+    if (fd < 0 || emergency_.empty()) return;
+    EmergencyWriter out(emergency_.data(), emergency_.size(), fd);
+    auto& registry = buffer_registry();
+    ThreadBuffer* const* buffers = registry.buffers.data();  // unlocked: the process is dying
+    std::size_t count = registry.buffers.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      ThreadBuffer& b = *buffers[i];
+      std::uint64_t position = b.consumed.load(std::memory_order_acquire);
+      std::uint64_t end = b.committed.load(std::memory_order_acquire);
+      out.thread_entry(b);
+      while (position < end) {
+        std::uint64_t offset = position & (b.capacity - 1);
+        RingRecordHeader header;
+        std::memcpy(&header, b.data + offset, 4);
+        if (header.site_id == kRingWrapMarker) {
+          position += b.capacity - offset;
+          continue;
+        }
+        std::memcpy(&header, b.data + offset, sizeof header);
+        if (header.site_id != schema::kControlSiteId) {
+          if (const Site* site = site_by_id(header.site_id)) out.site_entry(header.site_id, *site);
+        }
+        out.record(header, b.index, b.data + offset + kRingHeaderSize);
+        position += ring_stride(header.args_size);
+      }
+    }
+    out.finish();
+  }
+
+  class EmergencyWriter {
+   public:
+    EmergencyWriter(char* memory, std::size_t size, int fd) : begin_(memory), end_(memory + size), at_(memory), fd_(fd) {}
+
+    void thread_entry(const ThreadBuffer& b) {
+      std::size_t name = ::strnlen(b.name, sizeof b.name);
+      char* body = open_frame(schema::FrameType::dictionary, 64 + name);
+      if (body == nullptr) return;
+      char* p = body;
+      *p++ = static_cast<char>(schema::DictKind::thread);
+      char* length = p++;  // a thread entry's body is always under 128 bytes
+      char* start = p;
+      p = wire::write_varint(p, b.index);
+      p = wire::write_varint(p, b.os_tid);
+      p = wire::write_varint(p, name);
+      std::memcpy(p, b.name, name);
+      p += name;
+      *length = static_cast<char>(p - start);
+      close_frame(p);
+    }
+
+    void site_entry(std::uint32_t id, const Site& site) {
+      std::size_t file = std::strlen(site.file);
+      std::size_t format = std::strlen(site.format);
+      char* body = open_frame(schema::FrameType::dictionary, 64 + file + format + site.arg_count);
+      if (body == nullptr) return;
+      char* p = body;
+      *p++ = static_cast<char>(schema::DictKind::site);
+      char body_bytes[40];  // the fixed-size head of the body, to learn its length first
+      char* h = body_bytes;
+      h = wire::write_varint(h, id);
+      *h++ = static_cast<char>(site.level);
+      h = wire::write_varint(h, site.line);
+      std::size_t head = static_cast<std::size_t>(h - body_bytes);
+      std::size_t total = head + varint_size(file) + file + varint_size(format) + format + varint_size(site.arg_count) +
+                          site.arg_count;
+      p = wire::write_varint(p, total);
+      std::memcpy(p, body_bytes, head);
+      p += head;
+      p = wire::write_varint(p, file);
+      std::memcpy(p, site.file, file);
+      p += file;
+      p = wire::write_varint(p, format);
+      std::memcpy(p, site.format, format);
+      p += format;
+      p = wire::write_varint(p, site.arg_count);
+      std::memcpy(p, site.arg_tags, site.arg_count);
+      p += site.arg_count;
+      close_frame(p);
+    }
+
+    void record(const RingRecordHeader& header, std::uint32_t thread, const char* args) {
+      char* body = open_frame(schema::FrameType::records, 8 + 40 + header.args_size);
+      if (body == nullptr) return;
+      char* p = body;
+      std::memcpy(p, &header.ticks, 8);
+      p += 8;
+      p = wire::write_varint(p, header.site_id);
+      p = wire::write_varint(p, thread);
+      p = wire::write_varint(p, 0);
+      p = wire::write_varint(p, header.args_size);
+      std::memcpy(p, args, header.args_size);
+      close_frame(p + header.args_size);
+    }
+
+    void finish() { drain(); }
+
+   private:
+    static std::size_t varint_size(std::uint64_t v) {
+      std::size_t n = 1;
+      while (v >= 0x80) {
+        v >>= 7;
+        ++n;
+      }
+      return n;
+    }
+
+    // Room for a frame whose payload is at most `payload` bytes; nullptr if
+    // it could never fit.
+    char* open_frame(schema::FrameType type, std::size_t payload) {
+      if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - begin_)) return nullptr;
+      if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - at_)) drain();
+      frame_ = at_;
+      std::memset(frame_, 0, schema::kFrameHeaderSize);
+      std::memcpy(frame_, schema::kFrameSync, sizeof schema::kFrameSync);
+      frame_[4] = static_cast<char>(type);
+      return frame_ + schema::kFrameHeaderSize;
+    }
+
+    void close_frame(char* payload_end) {
+      auto* h = reinterpret_cast<unsigned char*>(frame_);
+      const unsigned char* payload = h + schema::kFrameHeaderSize;
+      auto size = static_cast<std::uint32_t>(reinterpret_cast<unsigned char*>(payload_end) - payload);
+      wire::store_le<std::uint32_t>(h + 8, size);
+      wire::store_le<std::uint32_t>(h + 12, size);
+      wire::store_le<std::uint32_t>(h + 16, wire::crc32c(payload, size));
+      wire::store_le<std::uint32_t>(h + 20, wire::crc32c(h, schema::kFrameHeaderCrcOffset));
+      at_ = payload_end;
+    }
+
+    void drain() {
+      const char* p = begin_;
+      while (p < at_) {
+        ssize_t n = ::write(fd_, p, static_cast<std::size_t>(at_ - p));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        p += n;
+      }
+      at_ = begin_;
+    }
+
+    char* begin_;
+    char* end_;
+    char* at_;
+    char* frame_ = nullptr;
+    int fd_;
+  };
 
   void flush_durable() {
     flush();
@@ -953,6 +1119,7 @@ class Logger {
         ::close(fd_);
       }
       fd_ = fd;
+      current_fd_.store(fd, std::memory_order_release);
       path_ = path;
       file_bytes_ = 0;
       files_opened_.fetch_add(1, std::memory_order_relaxed);
@@ -1014,6 +1181,8 @@ class Logger {
   std::uint64_t flush_completed_ = 0;
   std::atomic<std::uint64_t> flushed_through_{0};  // flush_completed_, readable from a signal handler
   std::atomic<pid_t> collector_tid_{0};
+  std::atomic<int> current_fd_{-1};  // the file being written, for the crash path
+  std::vector<char> emergency_;      // pre-allocated: the crash path allocates nothing
   std::atomic<pid_t> writer_tid_{0};
   // A crash flush is under way: frames are stored, not compressed, to
   // depend on as little as possible.
@@ -1173,6 +1342,7 @@ void start(const Config& config) {
   auto& settings = buffer_settings();
   settings.buffer_bytes.store(config.thread_buffer_bytes, std::memory_order_relaxed);
   settings.drop_when_full.store(config.overflow == Overflow::drop, std::memory_order_relaxed);
+  settings.crash_handler.store(config.crash_handler, std::memory_order_relaxed);
   settings.running.store(true, std::memory_order_release);
   logger->run();
   g_active.store(true, std::memory_order_release);

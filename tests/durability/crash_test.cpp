@@ -4,7 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -157,4 +162,76 @@ TEST_CASE("SIGKILL keeps everything flush() confirmed, and the file stays readab
   for (const auto& s : decoded.summaries) CHECK(s.damaged == 0);
   REQUIRE(decoded.lines.size() >= kThreads * kPerThread + 1);
   CHECK(decoded.lines[kThreads * kPerThread].message == "about to crash 1");
+}
+
+namespace {
+
+// Parks the calling thread for good: how a stuck IO thread looks.
+void park(int) {
+  for (;;) ::pause();
+}
+
+// Stops the logger's IO threads dead, as a deadlock or a crash in them would.
+void stall_io_threads() {
+  struct sigaction action {};
+  action.sa_handler = park;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGUSR1, &action, nullptr);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "terse-io" || name == "terse-write") {
+      ::syscall(SYS_tgkill, ::getpid(), std::stoi(entry.path().filename().string()), SIGUSR1);
+    }
+  }
+  ::usleep(50'000);  // let them enter the handler
+}
+
+}  // namespace
+
+TEST_CASE("when the IO threads cannot help, the crash handler writes the records itself") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] {
+    terse::flush();
+    stall_io_threads();
+    for (int i = 0; i < 500; ++i) TERSE_ERROR("after the IO threads stopped {} {:.1f}", i, i * 0.5);
+    ::raise(SIGSEGV);
+  });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  Decoded decoded = decode_dir(dir.path());
+  for (const auto& s : decoded.summaries) CHECK(s.damaged == 0);
+  REQUIRE(decoded.lines.size() == kThreads * kPerThread + 1 + 500);
+  for (int i = 0; i < 500; ++i) {
+    const auto& line = decoded.lines[kThreads * kPerThread + 1 + static_cast<std::size_t>(i)];
+    CHECK(line.message == fmt::format("after the IO threads stopped {} {:.1f}", i, i * 0.5));
+  }
+}
+
+namespace {
+
+// Deep enough to overflow any thread stack; the volatile frame keeps the
+// compiler from turning the recursion into a loop.
+int overflow_stack(int depth) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  return overflow_stack(depth + 1) + frame[0];
+}
+
+}  // namespace
+
+TEST_CASE("a thread that overflows its stack still gets the log written") {
+  TempDir dir;
+  int status = crash_child(dir.path(), [] {
+    std::thread([] {
+      TERSE_WARN("recursing from a logging thread {}", 1);  // its first call sets up its signal stack
+      std::printf("%d\n", overflow_stack(0));
+    }).join();
+  });
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGSEGV);
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.lines.size() == kThreads * kPerThread + 2);
+  CHECK(decoded.lines.back().message == "recursing from a logging thread 1");
 }
