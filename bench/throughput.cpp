@@ -181,7 +181,7 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   std::uint64_t disk = bench::directory_bytes(dir);
   long rss_kib = bench::peak_rss_kib();  // before the zstd yardstick below reads whole files
   double zstd_per_record = 0;
-  if (scenario == &kCanonical && !text_file.empty())
+  if (!text_file.empty())
     zstd_per_record = static_cast<double>(zstd_size_of_file(text_file)) / static_cast<double>(records);
   std::string p99;
   if (!result.samples.empty()) {

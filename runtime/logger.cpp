@@ -34,7 +34,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-constexpr std::size_t kBatchTargetBytes = 256 * 1024;
+constexpr std::size_t kBatchTargetBytes = 1024 * 1024;
 constexpr std::size_t kBatchCount = 3;
 constexpr auto kMaxBatchDelay = std::chrono::milliseconds(50);
 constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
