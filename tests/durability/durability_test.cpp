@@ -24,14 +24,21 @@ std::uint64_t bytes_in_files(const std::string& directory) {
   return total;
 }
 
+// Starts the logger into `dir` with the given fsync policy.
+void start_with_fsync(const TempDir& dir, std::chrono::milliseconds interval, std::uint64_t bytes,
+                      int compression_level = 1) {
+  auto config = test_config(dir.path());
+  config.fsync_interval = interval;
+  config.fsync_bytes = bytes;
+  config.compression_level = compression_level;
+  terse::start(config);
+}
+
 }  // namespace
 
 TEST_CASE("data waiting longer than fsync_interval is synced") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.fsync_interval = 20ms;
-  config.fsync_bytes = 0;
-  terse::start(config);
+  start_with_fsync(dir, 20ms, 0);
   TERSE_INFO("needs to reach the disk: {}", 1);
   terse::flush();
   std::this_thread::sleep_for(300ms);
@@ -41,10 +48,7 @@ TEST_CASE("data waiting longer than fsync_interval is synced") {
 
 TEST_CASE("without an interval or a byte threshold nothing is synced until stop") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.fsync_interval = 0ms;
-  config.fsync_bytes = 0;
-  terse::start(config);
+  start_with_fsync(dir, 0ms, 0);
   for (int i = 0; i < 1000; ++i) TERSE_INFO("record {}", i);
   terse::flush();
   std::this_thread::sleep_for(100ms);
@@ -54,11 +58,7 @@ TEST_CASE("without an interval or a byte threshold nothing is synced until stop"
 
 TEST_CASE("passing fsync_bytes of unsynced data syncs") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.fsync_interval = 0ms;
-  config.fsync_bytes = 4096;
-  config.compression_level = 0;  // so that the records reach the byte threshold quickly
-  terse::start(config);
+  start_with_fsync(dir, 0ms, 4096, 0);  // stored frames reach the threshold quickly
   std::string padding(200, 'p');
   for (int round = 0; round < 20; ++round) {
     for (int i = 0; i < 50; ++i) TERSE_INFO("record {} {}", i, padding);
@@ -70,10 +70,7 @@ TEST_CASE("passing fsync_bytes of unsynced data syncs") {
 
 TEST_CASE("flush(durable) returns after a sync of everything written") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.fsync_interval = 0ms;
-  config.fsync_bytes = 0;
-  terse::start(config);
+  start_with_fsync(dir, 0ms, 0);
   TERSE_INFO("durable record {}", 7);
   terse::flush(terse::durable);
   CHECK(terse::stats().syncs == 1);
