@@ -194,6 +194,9 @@ TEST_CASE("start rejects bad configs with terse::Error and a clear message") {
   bad([](terse::Config& c) { c.thread_buffer_bytes = 0; }, "thread_buffer_bytes");
   bad([](terse::Config& c) { c.compression_level = 1000; }, "compression_level");
   bad([](terse::Config& c) { c.compression_level = -8; }, "compression_level");
+  bad([](terse::Config& c) { c.file_mode = 010000; }, "file_mode");
+  bad([](terse::Config& c) { c.fsync_interval = std::chrono::milliseconds(-1); }, "fsync_interval");
+  bad([](terse::Config& c) { c.thread_buffer_bytes = std::size_t{128} << 20; }, "thread_buffer_bytes");
 
   const std::string regular_file = dir / "not-a-directory";
   write_file(regular_file, "x");
