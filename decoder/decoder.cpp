@@ -64,6 +64,20 @@ struct StreamDecoder::State {
   std::uint64_t cursor_frame = 0;
   std::uint32_t cursor_index = 0;
 
+  // resume_after(): where to continue, and whether that record was met yet.
+  bool resuming = false;
+  bool resume_failed = false;
+  std::uint64_t resume_frame = 0;
+  std::uint32_t resume_index = 0;
+  std::uint64_t resume_ticks = 0;
+
+  void fail_resume(std::uint64_t offset, std::string what) {
+    resuming = false;
+    resume_failed = true;
+    in_records = false;
+    if (reporter) reporter(Problem{source, offset, std::move(what), false, true});
+  }
+
   // FORMAT.md §7.1: each site's previous argument values in the current
   // records frame.
   struct DeltaState {
@@ -262,15 +276,23 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
 }
 
 bool StreamDecoder::State::next(Record& record) {
-  if (!reader) return false;
+  if (!reader || resume_failed) return false;
   for (;;) {
     if (in_records) {
       if (next_in_frame(record)) return true;
       in_records = false;
+      if (resume_failed) return false;
+      if (resuming && cursor_frame == resume_frame) {
+        fail_resume(resume_frame, "the resume position's frame has no record " + std::to_string(resume_index));
+        return false;
+      }
     }
     Frame frame;
     auto event = reader->next(frame);
-    if (event == FrameReader::Event::end) return false;
+    if (event == FrameReader::Event::end) {
+      if (resuming && !live) fail_resume(resume_frame, "the stream ends before the resume position");
+      return false;
+    }
     if (event == FrameReader::Event::file_start) {
       reset_file();
       continue;
@@ -286,6 +308,11 @@ bool StreamDecoder::State::next(Record& record) {
         if (payload_of(frame, payload)) dictionary(frame, payload);
         break;
       case schema::FrameType::records:
+        if (resuming && frame.offset != resume_frame) {
+          if (frame.offset < resume_frame) break;  // before the resume point: not even decompressed
+          fail_resume(resume_frame, "no records frame starts at the resume position");
+          return false;
+        }
         if (!payload_of(frame, payload)) break;
         if (payload.data() != raw.data()) {  // deltas are undone in place: own the bytes
           raw.assign(payload);
@@ -419,6 +446,17 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     // Every record of a selected site, printed or not, carries the delta
     // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
     if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
+    if (resuming && cursor_frame == resume_frame) {
+      if (index < resume_index) continue;
+      if (index == resume_index) {
+        if (cursor_ticks != resume_ticks) {
+          fail_resume(cursor_frame, "the record at the resume position has another time stamp than expected");
+          return false;
+        }
+        resuming = false;
+        continue;
+      }
+    }
     // Decided before anything else of the record is read.
     bool wanted = thread.selected && (site ? site->selected : filter.dropped);
     std::int64_t unix_ns = 0;
@@ -493,6 +531,15 @@ void StreamDecoder::start_bytes(std::string_view bytes) {
 }
 
 bool StreamDecoder::next(Record& record) { return state_->next(record); }
+
+void StreamDecoder::resume_after(std::uint64_t frame_offset, std::uint32_t frame_index, std::uint64_t ticks) {
+  State& s = *state_;
+  s.resuming = true;
+  s.resume_failed = false;
+  s.resume_frame = frame_offset;
+  s.resume_index = frame_index;
+  s.resume_ticks = ticks;
+}
 
 void StreamDecoder::set_live(bool live) {
   state_->live = live;

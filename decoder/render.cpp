@@ -499,6 +499,11 @@ void append_json_arg(std::string& out, const Arg& a) {
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
   std::string message;
   render_message(record, message, nullptr, &style);
+  append_json_record(out, record, style, message, TextRewrite{});
+}
+
+void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
+                        const TextRewrite& rewrite) {
   bool is_log = record.kind == RecordKind::log;
   out += "{\"time\":\"";
   append_time_rfc3339(out, record.unix_ns, style);
@@ -516,7 +521,13 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
     for (const Arg& a : record.args) {
       if (!first) out += ',';
       first = false;
-      append_json_arg(out, a);
+      if (rewrite && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
+        std::string text(a.text);
+        rewrite(text);
+        append_json_string(out, text);
+      } else {
+        append_json_arg(out, a);
+      }
     }
   } else {
     fmt::format_to(std::back_inserter(out), "{}", record.dropped_count);

@@ -132,6 +132,55 @@ class Source {
 
   std::uint64_t damaged() const { return damaged_; }
   const std::string& label() const { return label_; }
+  bool is_stdin() const { return stdin_; }
+  // The name (no directory) of the file the last record came from.
+  const std::string& current_name() const { return current_name_; }
+
+  // --after-cursor: start after the record at (frame_offset, frame_index)
+  // of the file called `file` in this sequence's directory. When that file
+  // is gone (retention removed it), start at the oldest later file and say
+  // so in `note`. An empty string, or why the cursor cannot apply.
+  std::string resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
+                           std::uint64_t ticks, std::string& note) {
+    auto wanted = parse_name(file);
+    std::string dir = dir_;
+    std::string prefix = prefix_;
+    if (dir.empty() || prefix.empty()) {
+      std::string any = !pending_.empty() ? pending_.front() : seen_.empty() ? std::string() : *seen_.begin();
+      auto name = parse_name(fs::path(any).filename().string());
+      if (!name) return "the files given are not named as terse names them (NAME-YYYYMMDD-NNN.tlog)";
+      dir = fs::path(any).parent_path().string();
+      if (dir.empty()) dir = ".";
+      prefix = name->prefix;
+    }
+    if (!wanted || wanted->prefix != prefix)
+      return "the cursor is for " + file + ", which is not of the log '" + prefix + "' in " + dir;
+    auto key = std::make_tuple(wanted->date, wanted->sequence);
+    std::error_code ec;
+    std::vector<fs::path> later;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      auto name = parse_name(entry.path().filename().string());
+      if (name && name->prefix == prefix && std::make_tuple(name->date, name->sequence) >= key)
+        later.push_back(entry.path());
+    }
+    std::sort(later.begin(), later.end(), log_file_less);
+    pending_.clear();
+    for (const auto& f : later) {
+      seen_.insert(f.string());
+      pending_.push_back(f.string());
+    }
+    floor_ = key;
+    if (!later.empty() && later.front().filename() == file) {
+      resume_.emplace(Resume{file, frame_offset, frame_index, ticks});
+    } else {
+      note = file + " is gone (removed by retention?): " +
+             (later.empty() ? std::string(follow_ ? "waiting for the files after it"
+                                                  : "no file after it to resume at")
+                            : "resuming at the oldest later file, " + later.front().filename().string()) +
+             "; records between the cursor and that file are lost";
+    }
+    return {};
+  }
 
  private:
   bool open_next() {
@@ -167,6 +216,11 @@ class Source {
     live_ = follow_ && !stdin_;
     decoder_->set_live(live_);
     decoder_->start_fd(fd_);
+    current_name_ = fs::path(path).filename().string();
+    if (resume_ && resume_->file == current_name_) {
+      decoder_->resume_after(resume_->frame_offset, resume_->frame_index, resume_->ticks);
+      resume_.reset();
+    }
     if (auto name = parse_name(fs::path(path).filename().string())) last_ = std::make_tuple(name->date, name->sequence);
     return true;
   }
@@ -195,7 +249,16 @@ class Source {
     for (const auto& f : found) add(f.string());
   }
 
+  struct Resume {
+    std::string file;
+    std::uint64_t frame_offset;
+    std::uint32_t frame_index;
+    std::uint64_t ticks;
+  };
+
   std::string label_;
+  std::string current_name_;
+  std::optional<Resume> resume_;
   const decoder::Reporter& reporter_;
   const decoder::Filter& filter_;
   bool follow_ = false;
@@ -274,6 +337,12 @@ class Merger {
     record = best->head;
     best->has_head = false;
     return true;
+  }
+
+  std::size_t sequences() const { return slots_.size(); }
+  // Cursors need one sequence: the source it is, or null.
+  Source* single_source() {
+    return slots_.size() == 1 && !slots_.front().source->is_stdin() ? slots_.front().source.get() : nullptr;
   }
 
   std::uint64_t damaged() const {

@@ -21,8 +21,10 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
+#include "cursor.hpp"
 #include "filters.hpp"
 #include "inputs.hpp"
+#include "mask.hpp"
 #include "stats.hpp"
 
 using namespace terse::decoder;
@@ -82,21 +84,26 @@ Summary decode_path(const std::string& path, const RecordSink& sink, const Repor
   return decode_file(path, sink, reporter);
 }
 
-// What one record prints as, after the message filter.
+// What one record prints as, after redaction and the message filter.
 class Printer {
  public:
-  Printer(std::optional<LinePattern> pattern, TimeStyle style, const std::optional<std::regex>& grep)
-      : pattern_(std::move(pattern)), style_(style), grep_(grep) {}
+  Printer(std::optional<LinePattern> pattern, TimeStyle style, const std::optional<std::regex>& grep,
+          const Masker* mask)
+      : pattern_(std::move(pattern)), style_(style), grep_(grep), mask_(mask) {
+    if (mask_) rewrite_ = [this](std::string& text) { mask_->apply(text); };
+  }
 
   bool print(const Record& record, std::string& out) {
-    if (grep_) {
+    if (grep_ || mask_) {
       message_.clear();
       render_message(record, message_, nullptr, &style_);
-      if (!std::regex_search(message_, *grep_)) return false;
+      // Matching what is shown: a masked value cannot be found by --grep.
+      if (mask_) mask_->apply(message_);
+      if (grep_ && !std::regex_search(message_, *grep_)) return false;
       if (pattern_) {
         pattern_->append(out, record, style_, message_);
       } else {
-        append_json_record(out, record, style_);
+        append_json_record(out, record, style_, message_, rewrite_);
       }
       return true;
     }
@@ -112,6 +119,8 @@ class Printer {
   std::optional<LinePattern> pattern_;
   TimeStyle style_;
   const std::optional<std::regex>& grep_;
+  const Masker* mask_;
+  TextRewrite rewrite_;
   std::string message_;
 };
 
@@ -129,7 +138,7 @@ const char* const kCatFooter = R"(Times for --since/--until: "2026-11-29 14:00",
 RFC 3339 ("2026-11-29T14:00:05Z", "...+02:00"), relative ("-10m", "1h ago", "30s",
 "+5m"), "now", "today", "yesterday". Local time unless a zone is given or --utc.
 
-Output modes (-o): short (default: time to the microsecond), precise (nanoseconds),
+Output modes (-o): precise (the default: times to the nanosecond), short (to the microsecond),
 cat (the message only), json (one object per line; --json is the same).
 
 Examples:
@@ -142,6 +151,10 @@ Examples:
   terse cat --site net/conn.cpp:120 logs/       one call site by file:line
   terse cat --thread 4711 -g "timeout|refused" logs/
   terse cat -o json logs/ | jq 'select(.level == "error")'
+  terse cat --mask mask.rules logs/            redact: lines of 'REGEX => REPLACEMENT', e.g.
+                                                (1[3-9]\d)\d{4}(\d{4}) => $1****$2
+  terse cat -f -o json --show-cursor logs/      each object gets a "cursor" key ...
+  terse cat -f -o json --after-cursor C logs/   ... and a restarted shipper goes on right after it
   terse cat --format "{time} {level:<8} {message}" logs/
   cat logs/*.tlog | terse cat -                 standard input)";
 
@@ -203,6 +216,17 @@ int main(int argc, char** argv) {
                   "Only records whose message matches this regex (no capitals: case-insensitive)");
   cat->add_flag("-f,--follow", follow, "Keep reading: new records and new files as the writer rolls (like tail -F)");
   cat->add_option("-n,--lines", tail_lines, "Start with the last N records");
+  std::string mask_path;
+  cat->add_option("--mask", mask_path,
+                  "Redact: a file of 'REGEX => REPLACEMENT' lines applied to messages and string arguments "
+                  "(re-read when it changes while following)");
+  bool show_cursor = false;
+  std::string after_cursor;
+  cat->add_flag("--show-cursor", show_cursor,
+                "With -o json: add a \"cursor\" key, the record's position for --after-cursor");
+  auto* after_option = cat->add_option("--after-cursor", after_cursor,
+                                       "Start right after the record this cursor (from --show-cursor) names");
+  after_option->excludes(cat->get_option("--lines"));
 
   std::vector<std::string> verify_paths;
   auto* verify = app.add_subcommand("verify", "Check every frame; exit 0 only when all of it is intact");
@@ -228,41 +252,99 @@ int main(int argc, char** argv) {
     if (json) mode = "json";
     TimeStyle style;
     style.utc = filter_options.utc;
-    style.digits = mode.empty() && !pattern.empty() ? 9 : mode == "precise" ? 9 : 6;
+    // Nanoseconds unless asked for less: the file has them, and a reader
+    // comparing records of a busy process needs them.
+    style.digits = mode == "short" ? 6 : 9;
     const char* no_color = std::getenv("NO_COLOR");
     const char* term = std::getenv("TERM");
     style.color = color == "always" || (color == "auto" && ::isatty(STDOUT_FILENO) && !(no_color && *no_color) &&
                                         !(term && std::strcmp(term, "dumb") == 0));
     std::optional<LinePattern> line;
     Filters filters;
+    std::optional<Masker> mask;
     try {
+      if (!mask_path.empty()) mask.emplace(mask_path);
       if (!pattern.empty() && mode == "cat") throw UsageError("-o cat and --format both say what a line is; pick one");
       if (mode != "json") {
         line.emplace(!pattern.empty() ? pattern : mode == "cat" ? std::string("{message}") : kDefaultPattern);
       }
       filters = make_filters(filter_options, now_ns());
+      if (show_cursor && mode != "json") throw UsageError("--show-cursor adds a key to JSON records: use it with -o json");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "terse: %s\n", e.what());
       return kExitUsage;
     }
     Output out;
-    Printer printer(std::move(line), style, filters.grep);
+    Printer printer(std::move(line), style, filters.grep, mask ? &*mask : nullptr);
     // A torn tail is where a live or crashed writer stopped: the end of the
     // data, not damage (`verify` still reports it).
     Reporter reporter = [&](const Problem& p) {
       if (p.torn_tail) return;
       out.flush();  // keep stderr and stdout in order on a terminal
       print_problem(p);
+      if (p.bad_resume) {
+        std::fprintf(stderr,
+                     "terse: the cursor does not fit the file it names (was the file replaced or damaged?); "
+                     "start again without --after-cursor, or with a later cursor\n");
+        std::exit(kExitDamage);
+      }
     };
     Merger merger(reporter, filters.decoder, follow);
     if (!merger.add_paths(cat_paths)) ok = false;
+    // A cursor names a file of one sequence: several cannot be resumed from one.
+    auto cursor_source = [&]() -> Source* {
+      Source* source = merger.single_source();
+      if (!source && merger.sequences() != 0) {
+        out.flush();
+        std::fprintf(stderr,
+                     "terse: cursors follow one log (one NAME in one directory, not standard input); "
+                     "run one terse per log to ship several\n");
+        std::exit(kExitUsage);
+      }
+      return source;
+    };
+    if (show_cursor || after_option->count() > 0) cursor_source();
+    if (after_option->count() > 0) {
+      auto cursor = decode_cursor(after_cursor);
+      if (!cursor) {
+        std::fprintf(stderr,
+                     "terse: --after-cursor '%s' is not a cursor (pass the \"cursor\" value that "
+                     "'terse cat -o json --show-cursor' printed, unchanged)\n",
+                     after_cursor.c_str());
+        return kExitUsage;
+      }
+      std::string note, error;
+      if (Source* source = cursor_source()) {
+        error = source->resume_after(cursor->file, cursor->frame_offset, cursor->frame_index, cursor->ticks, note);
+      } else {
+        // Following a directory that has no files yet: what comes is after the cursor.
+        note = cursor->file + " is gone, and so are the files after it: " +
+               (follow ? "waiting for new ones" : "nothing to resume at");
+      }
+      if (!error.empty()) {
+        std::fprintf(stderr, "terse: --after-cursor: %s\n", error.c_str());
+        return kExitUsage;
+      }
+      if (!note.empty()) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
+    }
+    // The printer ends each JSON object with "}\n"; the cursor goes inside.
+    auto print = [&](const Record& record, std::string& text) {
+      if (!printer.print(record, text)) return false;
+      if (show_cursor) {
+        text.resize(text.size() - 2);
+        text += ",\"cursor\":\"";
+        text += encode_cursor(Cursor{cursor_source()->current_name(), record.frame_offset, record.frame_index, record.ticks});
+        text += "\"}\n";
+      }
+      return true;
+    };
     Record record;
     if (tail_lines) {
       // Only the last N lines are kept while the rest is read.
       std::deque<std::string> ring;
       while (merger.next(record)) {
         std::string text;
-        if (!printer.print(record, text)) continue;
+        if (!print(record, text)) continue;
         ring.push_back(std::move(text));
         if (ring.size() > *tail_lines) ring.pop_front();
       }
@@ -273,7 +355,7 @@ int main(int argc, char** argv) {
     }
     for (;;) {
       while (merger.next(record)) {
-        printer.print(record, out.buffer());
+        print(record, out.buffer());
         out.maybe_flush();
       }
       if (!follow) break;
@@ -282,6 +364,15 @@ int main(int argc, char** argv) {
       if (Output::reader_gone()) return kExitOk;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       merger.new_round();
+      if (mask) {
+        // Between two records: each line is masked by one set of rules.
+        std::string error;
+        if (mask->reload_if_changed(error)) {
+          std::fprintf(stderr, "terse: --mask %s: reloaded (%zu rules)\n", mask_path.c_str(), mask->size());
+        } else if (!error.empty()) {
+          std::fprintf(stderr, "terse: %s\n", error.c_str());
+        }
+      }
     }
     out.flush();
     if (merger.damaged() != 0) ok = false;

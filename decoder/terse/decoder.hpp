@@ -23,6 +23,9 @@ struct Problem {
   // The input ends inside a frame: the writer stopped mid-write (a crash, or
   // a live file). Everything before it was read; it is not damage.
   bool torn_tail = false;
+  // A position given to StreamDecoder::resume_after is not in this stream
+  // (or holds a different record); the stream ends without a record.
+  bool bad_resume = false;
 };
 using Reporter = std::function<void(const Problem&)>;
 
@@ -157,6 +160,15 @@ class StreamDecoder {
   // Bytes of the stream consumed so far (complete frames and preambles).
   std::uint64_t position() const;
 
+  // Pull interface, after start_*: continue after the record at
+  // (frame_offset, frame_index) of Record, which must carry `ticks`.
+  // Records frames before it are passed over undecompressed (dictionary and
+  // calibration frames are still read: the records after need them), and
+  // its own frame's records up to and including it are walked for the
+  // argument deltas but never returned. A position that names no such
+  // record is reported as a Problem with bad_resume, and the stream ends.
+  void resume_after(std::uint64_t frame_offset, std::uint32_t frame_index, std::uint64_t ticks);
+
  struct State;  // the decoding state of one stream, internal to the library
 
  private:
@@ -220,5 +232,11 @@ inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}
 
 // One JSON object: time, level, thread, file, line, message, args.
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style);
+// Changes text on its way out (redaction, for one).
+using TextRewrite = std::function<void(std::string& text)>;
+// The same with the message already rendered (and rewritten) by the caller;
+// string arguments go through `rewrite` first when it is set.
+void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
+                        const TextRewrite& rewrite);
 
 }  // namespace terse::decoder

@@ -28,7 +28,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("-o short prints microseconds, -o precise nanoseconds, -o cat the message only") {
+TEST_CASE("the default and -o precise print nanoseconds, -o short microseconds, -o cat the message only") {
   Fixture fx;
   static const std::regex short_line(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
   static const std::regex precise_line(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{9} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
@@ -36,12 +36,12 @@ TEST_CASE("-o short prints microseconds, -o precise nanoseconds, -o cat the mess
   auto short_mode = split_lines(run_terse({"cat", "-o", "short", fx.path}).out);
   auto precise = split_lines(run_terse({"cat", "--output", "precise", fx.path}).out);
   REQUIRE(plain.size() == 6);
-  CHECK(short_mode == plain);
-  CHECK(std::regex_match(plain[0], short_line));
-  REQUIRE(precise.size() == 6);
-  CHECK(std::regex_match(precise[0], precise_line));
-  // The same instant, only more digits.
-  CHECK(precise[0].substr(0, 26) == plain[0].substr(0, 26));
+  CHECK(precise == plain);
+  CHECK(std::regex_match(plain[0], precise_line));
+  REQUIRE(short_mode.size() == 6);
+  CHECK(std::regex_match(short_mode[0], short_line));
+  // The same instant, only fewer digits.
+  CHECK(short_mode[0].substr(0, 26) == plain[0].substr(0, 26));
 
   auto cat = run_terse({"cat", "-o", "cat", "--level", "warn", fx.path});
   CHECK(cat.out == "warn 3\nerror 4\ncritical 5\n");

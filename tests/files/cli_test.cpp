@@ -300,8 +300,8 @@ TEST_CASE("cat prints the default pattern: time, level, thread, file:line, messa
   std::string out = run.out;
   std::size_t at = 0;
   for (const auto& l : fx.logged) {
-    // The default (-o short) prints microseconds; -o precise prints nanoseconds.
-    static const std::regex prefix(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} )");
+    // The default prints wall-clock time with nanoseconds.
+    static const std::regex prefix(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{9} )");
     std::string rest = out.substr(at);
     std::smatch m;
     REQUIRE(std::regex_search(rest, m, prefix, std::regex_constants::match_continuous));
