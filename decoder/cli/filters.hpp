@@ -87,6 +87,18 @@ inline std::int64_t civil_to_seconds(int year, int month, int day, int hour, int
   return static_cast<std::int64_t>(utc ? timegm(&t) : mktime(&t));
 }
 
+// The calendar fields of a moment, in UTC or in local time.
+inline tm civil_parts(std::int64_t seconds, bool utc) {
+  time_t t = static_cast<time_t>(seconds);
+  tm parts{};
+  if (utc) {
+    gmtime_r(&t, &parts);
+  } else {
+    localtime_r(&t, &parts);
+  }
+  return parts;
+}
+
 // What --since and --until accept, as journalctl does: absolute times
 // ("2026-11-29 14:00", "2026-11-29 14:00:05.25", "2026-11-29", "14:00",
 // RFC 3339 "2026-11-29T14:00:05Z" or with an offset), read as local time
@@ -100,13 +112,7 @@ inline std::int64_t parse_time(const std::string& option, const std::string& inp
   constexpr std::int64_t kSecond = 1'000'000'000;
   std::int64_t now_seconds = now / kSecond;
   auto midnight = [&](int days_from_today) {
-    time_t t = static_cast<time_t>(now_seconds);
-    tm parts{};
-    if (utc) {
-      gmtime_r(&t, &parts);
-    } else {
-      localtime_r(&t, &parts);
-    }
+    tm parts = civil_parts(now_seconds, utc);
     return civil_to_seconds(parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday + days_from_today, 0, 0, 0, utc) *
            kSecond;
   };
@@ -144,13 +150,7 @@ inline std::int64_t parse_time(const std::string& option, const std::string& inp
       month = std::stoi(m[2]);
       day = std::stoi(m[3]);
     } else {
-      time_t t = static_cast<time_t>(now_seconds);
-      tm parts{};
-      if (utc) {
-        gmtime_r(&t, &parts);
-      } else {
-        localtime_r(&t, &parts);
-      }
+      tm parts = civil_parts(now_seconds, utc);
       year = parts.tm_year + 1900;
       month = parts.tm_mon + 1;
       day = parts.tm_mday;

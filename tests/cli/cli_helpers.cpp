@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,37 +11,13 @@
 
 #include <catch2/catch.hpp>
 
-extern char** environ;
 
 namespace terse::test {
 namespace {
 
 pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int close_fd) {
-  std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (stdout_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-    posix_spawn_file_actions_addclose(&actions, stdout_fd);
-  }
-  if (close_fd >= 0) posix_spawn_file_actions_addclose(&actions, close_fd);
-  // The child starts with SIGPIPE at its default action, as under a shell.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  REQUIRE(rc == 0);
+  pid_t pid = spawn_process(args, stdout_fd, close_fd);
+  REQUIRE(pid > 0);
   return pid;
 }
 

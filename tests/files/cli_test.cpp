@@ -1,7 +1,6 @@
 // The `terse` binary as an operator runs it, on files the runtime wrote.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +16,6 @@
 
 #include "file_helpers.hpp"
 
-extern char** environ;
 
 using namespace terse::test;
 
@@ -497,29 +495,8 @@ TEST_CASE("a closed output pipe ends cat quietly with exit code 0") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   std::string err_path = dir / "stderr.txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // The child starts with SIGPIPE at its default action, as under a shell.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> storage{terse_cli_path(), "cat", files[0]};
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  pid_t pid = spawn_process({terse_cli_path(), "cat", files[0]}, fds[1], fds[0], err_path);
+  REQUIRE(pid > 0);
   ::close(fds[1]);
 
   // Like `head -1`: read the first line, then go away.

@@ -70,6 +70,13 @@ inline Decoded decode_dir(const std::string& directory) { return decode_files(lo
 Decoded decode_bytes(const std::string& bytes);
 
 std::string read_file(const std::string& path);
+
+// Starts a program (args[0] is its path) with stdin from /dev/null, stdout on
+// `stdout_fd` (kept when negative), `close_fd` closed in the child, stderr
+// into `stderr_path` when given, and SIGPIPE at its default action as under
+// a shell. Returns the pid, or -1 when it cannot start.
+pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd = -1, int close_fd = -1,
+                    const std::string& stderr_path = {});
 void write_file(const std::string& path, const std::string& bytes);
 
 // A config writing into `directory` with everything at its defaults but the
