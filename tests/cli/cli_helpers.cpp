@@ -92,6 +92,5 @@ void Child::stop() {
   pid_ = -1;
 }
 
-std::vector<std::string> lines_of(const std::string& text) { return split_lines(text); }
 
 }  // namespace terse::test

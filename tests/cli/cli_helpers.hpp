@@ -49,7 +49,5 @@ class Child {
   int fd_ = -1;
 };
 
-std::vector<std::string> cli(std::vector<std::string> args);  // prepends the CLI's path
-std::vector<std::string> lines_of(const std::string& text);
-
+std::vector<std::string> cli(std::vector<std::string> args);  
 }  // namespace terse::test

@@ -88,6 +88,5 @@ Run run_terse(const std::vector<std::string>& args, const std::string& stdin_pat
 
 const char* terse_cli_path();
 
-std::vector<std::string> split_lines(const std::string& text);
 
 }  // namespace terse::test

@@ -39,18 +39,6 @@ void use_utc() {
   ::tzset();
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return lines;
-}
-
 struct DecodedGolden {
   std::vector<std::string> lines;     // rendered with kPattern
   std::vector<std::string> messages;  // {message} alone
@@ -96,7 +84,7 @@ TEST_CASE("the golden file decodes intact to the committed text") {
   CHECK(decoded.problems.empty());
   CHECK(decoded.summary.intact());
 
-  std::vector<std::string> expected = split_lines(terse::test::read_file(kGoldenText));
+  std::vector<std::string> expected = terse::test::split_lines(terse::test::read_file(kGoldenText));
   REQUIRE(!expected.empty());
   for (std::size_t i = 0; i < std::min(expected.size(), decoded.lines.size()); ++i) {
     INFO("record " << i);

@@ -70,6 +70,8 @@ inline Decoded decode_dir(const std::string& directory) { return decode_files(lo
 Decoded decode_bytes(const std::string& bytes);
 
 std::string read_file(const std::string& path);
+// Lines without their newlines; a last line without one still counts.
+std::vector<std::string> split_lines(const std::string& text);
 
 // Starts a program (args[0] is its path) with stdin from /dev/null, stdout on
 // `stdout_fd` (kept when negative), `close_fd` closed in the child, stderr
