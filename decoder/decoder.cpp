@@ -213,7 +213,7 @@ bool read_long_double(wire::Reader& r, std::size_t size, long double& out) {
 bool read_string(wire::Reader& r, Arg& a) {
   std::uint32_t header;
   if (!r.le(header)) return false;
-  if (header == 0xFFFFFFFFu) {
+  if (header == schema::kStringNull) {
     a.null_string = true;
     return true;
   }

@@ -64,7 +64,7 @@ class DeltaPlan {
           if (size - at < 4) return false;
           std::uint32_t header;
           std::memcpy(&header, field, 4);
-          std::size_t length = header == 0xFFFFFFFFu ? 0 : (header & schema::kStringLengthMask);
+          std::size_t length = header == schema::kStringNull ? 0 : (header & schema::kStringLengthMask);
           if (size - at - 4 < length) return false;
           at += 4 + length;
           continue;

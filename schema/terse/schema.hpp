@@ -57,6 +57,8 @@ enum class ControlKind : std::uint8_t {
 // says the writer cut the string short.
 inline constexpr std::uint32_t kStringTruncatedBit = 0x80000000u;
 inline constexpr std::uint32_t kStringLengthMask = 0x7FFFFFFFu;
+// A null `const char*` (no bytes follow).
+inline constexpr std::uint32_t kStringNull = 0xFFFFFFFFu;
 
 // FORMAT.md §8, the type-tag table. One list feeds both sides: the tag value,
 // its name and the number of bytes its value occupies (0: length-prefixed).
@@ -94,18 +96,6 @@ constexpr int type_tag_size(std::uint8_t tag) {
 #undef TERSE_X
     default:
       return -1;
-  }
-}
-
-constexpr const char* type_tag_name(std::uint8_t tag) {
-  switch (tag) {
-#define TERSE_X(name, value, size) \
-  case value:                      \
-    return #name;
-    TERSE_SCHEMA_TYPE_TAGS(TERSE_X)
-#undef TERSE_X
-    default:
-      return "unknown";
   }
 }
 

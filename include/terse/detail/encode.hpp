@@ -178,8 +178,6 @@ struct Signature {
 template <typename... Args>
 Signature<std::remove_cvref_t<Args>...> signature_of(const Args&...);
 
-// FORMAT.md §8: a null `const char*` is stored as a string of this length.
-inline constexpr std::uint32_t kNullStringLength = 0xFFFFFFFFu;
 
 template <typename T>
 inline std::size_t string_length(const T& value) noexcept {
@@ -224,7 +222,7 @@ inline char* encode_arg(char* out, const T& value, std::uint32_t text_length, bo
   if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::string)) {
     std::uint32_t header = text_length | (truncated ? schema::kStringTruncatedBit : 0u);
     if constexpr (is_char_pointer<T>) {
-      if (value == nullptr) header = kNullStringLength;
+      if (value == nullptr) header = schema::kStringNull;
     }
     std::memcpy(out, &header, 4);
     if (text_length != 0) std::memcpy(out + 4, string_data(value), text_length);
