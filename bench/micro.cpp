@@ -13,11 +13,60 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "baselines.hpp"
 #include "harness.hpp"
 
+// Structured arguments. The baselines need formatters that print what the
+// terse decoder prints, so every logger produces the same text.
+namespace bench_types {
+
+struct Request {
+  int id;
+  double latency_ms;
+  int status;
+  std::string_view path;
+};
+
+// Has its own formatter: terse formats it on the calling thread (the slow
+// path a user opts in to with terse::format_eagerly).
+struct Temperature {
+  double degrees;
+};
+
+}  // namespace bench_types
+
+TERSE_FIELDS(bench_types::Request, id, latency_ms, status, path);
+
+template <>
+struct fmt::formatter<bench_types::Request> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  auto format(const bench_types::Request& r, fmt::format_context& ctx) const {
+    return fmt::format_to(ctx.out(), "{{id: {}, latency_ms: {}, status: {}, path: {:?}}}", r.id, r.latency_ms,
+                          r.status, r.path);
+  }
+};
+
+template <>
+struct fmt::formatter<bench_types::Temperature> : fmt::formatter<double> {
+  auto format(const bench_types::Temperature& t, fmt::format_context& ctx) const {
+    return fmt::format_to(fmt::formatter<double>::format(t.degrees, ctx), " C");
+  }
+};
+template <>
+inline constexpr bool terse::format_eagerly<bench_types::Temperature> = true;
+
 namespace {
+
+using bench_types::Request;
+using bench_types::Temperature;
+
+std::vector<int> g_ids{101, 102, 103, 104, 105, 106, 107, 108};
+const std::vector<int>& ids_at(std::uint64_t i) {
+  g_ids[0] = static_cast<int>(i);
+  return g_ids;
+}
 
 const std::string g_text200 = bench::make_text(200);
 const std::string g_text4k = bench::make_text(4096);
@@ -70,6 +119,9 @@ BENCH_CASE(canonical, "request {} took {} us status {} path {}", static_cast<int
            12.5 + static_cast<double>(i & 1023) * 0.25, 200, "/api/v1/users")
 BENCH_CASE(string_200, "text {}", std::string_view(g_text200))
 BENCH_CASE(string_4k, "text {}", std::string_view(g_text4k))
+BENCH_CASE(struct_4_fields, "request {}", Request{static_cast<int>(i), 12.5, 200, "/api/v1/users"})
+BENCH_CASE(vector_8_ints, "ids {}", ids_at(i))
+BENCH_CASE(eager_formatted, "temperature {}", Temperature{20.0 + static_cast<double>(i & 15)})
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include <terse/terse.hpp>
@@ -48,6 +49,11 @@ inline void room_freed(ThreadBuffer& buffer) noexcept {
 }
 
 std::int64_t realtime_ns() noexcept;
+
+// Private values (runtime/structured.cpp): the key of PrivateValues::hash.
+void set_private_key(std::string_view key) noexcept;
+bool has_private_key() noexcept;
+std::uint64_t siphash24_for_tests(std::uint64_t k0, std::uint64_t k1, const void* data, std::size_t size) noexcept;
 
 // Crash flush (runtime/crash.cpp). flush_for_crash() is async-signal-safe:
 // it asks the IO threads to write everything and waits a bounded time.

@@ -171,6 +171,15 @@ std::string host_name() {
   return host;
 }
 
+// FORMAT.md §4 info key 8: how private values are stored as the file opens.
+std::string private_values_word() {
+  switch (static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))) {
+    case schema::PrivateMode::hashed: return "hash";
+    case schema::PrivateMode::clear: return "clear";
+    default: return "omit";
+  }
+}
+
 std::string local_date(std::int64_t unix_ns) {
   time_t seconds = static_cast<time_t>(unix_ns / 1'000'000'000);
   tm parts{};
@@ -327,7 +336,9 @@ class Logger {
     void site_entry(std::uint32_t id, const Site& site) {
       std::size_t file = std::strlen(site.file);
       std::size_t format = std::strlen(site.format);
-      char* body = open_frame(schema::FrameType::dictionary, 64 + file + format + site.arg_count);
+      const std::string* extension = site.extension.load(std::memory_order_acquire);
+      std::size_t extra = extension ? extension->size() : 0;
+      char* body = open_frame(schema::FrameType::dictionary, 64 + file + format + site.arg_count + extra);
       if (body == nullptr) return;
       char* p = body;
       *p++ = static_cast<char>(schema::DictKind::site);
@@ -338,7 +349,7 @@ class Logger {
       h = wire::write_varint(h, site.line);
       std::size_t head = static_cast<std::size_t>(h - body_bytes);
       std::size_t total = head + varint_size(file) + file + varint_size(format) + format + varint_size(site.arg_count) +
-                          site.arg_count;
+                          site.arg_count + extra;
       p = wire::write_varint(p, total);
       std::memcpy(p, body_bytes, head);
       p += head;
@@ -351,6 +362,10 @@ class Logger {
       p = wire::write_varint(p, site.arg_count);
       std::memcpy(p, site.arg_tags, site.arg_count);
       p += site.arg_count;
+      if (extra != 0) {
+        std::memcpy(p, extension->data(), extra);
+        p += extra;
+      }
       close_frame(p);
     }
 
@@ -602,6 +617,7 @@ class Logger {
     wire::put_bytes(body, site->format);
     wire::put_varint(body, site->arg_count);
     body.append(reinterpret_cast<const char*>(site->arg_tags), site->arg_count);
+    if (const std::string* extension = site->extension.load(std::memory_order_acquire)) body.append(*extension);
     put_entry(batch.dictionary, static_cast<std::uint8_t>(schema::DictKind::site), body);
     sites_written_[id] = true;
   }
@@ -1158,6 +1174,7 @@ class Logger {
     put_info(schema::InfoKey::file_sequence, varint_text(sequence_));
     put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : "monotonic");
     put_info(schema::InfoKey::created_unix_ns, varint_text(static_cast<std::uint64_t>(realtime_ns())));
+    put_info(schema::InfoKey::private_values, private_values_word());
     append_frame(out_, schema::FrameType::info, info, 0, cctx_, scratch_);
     append_frame(out_, schema::FrameType::calibration, calibration_payload(calibration_written_), 0, cctx_,
                  scratch_);
@@ -1274,6 +1291,13 @@ void validate(const Config& config) {
   if (config.fsync_interval.count() < 0) throw Error("terse: Config::fsync_interval is negative");
   if (config.ordering_window < std::chrono::microseconds(0) || config.ordering_window > std::chrono::seconds(10))
     throw Error("terse: Config::ordering_window must be between 0 and 10 s");
+  if (config.max_container_elements < 1 || config.max_container_elements > schema::kCountMask)
+    throw Error("terse: Config::max_container_elements must be 1 to 2^31-1, not " +
+                std::to_string(config.max_container_elements));
+  if (static_cast<int>(config.private_values) > static_cast<int>(PrivateValues::clear))
+    throw Error("terse: Config::private_values is not a valid mode");
+  if (config.private_values == PrivateValues::hash && config.private_key.empty())
+    throw Error("terse: Config::private_values = hash needs a Config::private_key");
   std::error_code ec;
   fs::create_directories(config.directory, ec);
   if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());
@@ -1338,6 +1362,9 @@ void start(const Config& config) {
   std::lock_guard lock(g_lifecycle);
   if (g_logger) throw Error("terse: start() called while already running; call stop() first");
   validate(config);
+  set_private_key(config.private_key);
+  g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);
+  set_private_values(config.private_values);
   auto logger = std::make_unique<Logger>(config);
   auto& settings = buffer_settings();
   settings.buffer_bytes.store(config.thread_buffer_bytes, std::memory_order_relaxed);

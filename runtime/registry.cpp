@@ -1,7 +1,11 @@
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
 
 #include <terse/detail/site.hpp>
+#include <terse/wire.hpp>
 
 namespace terse::detail {
 namespace {
@@ -26,11 +30,31 @@ std::atomic<const Site*>* chunk_for(std::uint32_t id, bool create) noexcept {
   return chunk;
 }
 
+// FORMAT.md §6: arg_types, then arg_names when the site has any.
+bool build_extension(Site& site, const char* const* names) noexcept {
+  if (site.describe_types == nullptr || site.extension.load(std::memory_order_acquire) != nullptr) return true;
+  try {
+    auto extension = std::make_unique<std::string>();
+    site.describe_types(*extension);
+    if (names != nullptr) {
+      wire::put_varint(*extension, site.arg_count);
+      for (std::uint8_t i = 0; i < site.arg_count; ++i) wire::put_bytes(*extension, std::string_view(names[i]));
+    }
+    const std::string* expected = nullptr;
+    if (site.extension.compare_exchange_strong(expected, extension.get(), std::memory_order_acq_rel))
+      extension.release();  // lives as long as the site: for the rest of the process
+    return true;
+  } catch (...) {
+    return false;  // out of memory: the call is lost, the next one tries again
+  }
+}
+
 }  // namespace
 
-std::uint32_t register_site(Site& site) noexcept {
+std::uint32_t register_site(Site& site, const char* const* names) noexcept {
   std::uint32_t current = site.id.load(std::memory_order_acquire);
   if (current != 0) return current;
+  if (!build_extension(site, names)) return 0;
   std::uint32_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   if (id >= kChunkSize * kChunkCount) return 0;
   auto* chunk = chunk_for(id, true);

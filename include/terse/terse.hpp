@@ -23,7 +23,7 @@
 
 #include <terse/detail/buffer.hpp>
 #include <terse/detail/clock.hpp>
-#include <terse/detail/encode.hpp>
+#include <terse/detail/signature.hpp>
 #include <terse/detail/site.hpp>
 #include <terse/schema.hpp>
 
@@ -34,6 +34,13 @@ enum class Level : std::uint8_t {
   TERSE_SCHEMA_LEVELS(TERSE_X)
 #undef TERSE_X
       off = schema::kLevelCount,
+};
+
+// What becomes of a value logged as terse::secret(value).
+enum class PrivateValues : std::uint8_t {
+  omit,   // nothing of it is stored; the decoder prints <private>
+  hash,   // a keyed hash (Config::private_key) is stored: <private:3f9a1c>
+  clear,  // the value itself is stored (for debugging only)
 };
 
 // What a logging call does when its thread's buffer is full.
@@ -73,6 +80,13 @@ struct Config {
   // every record already logged before the process dies (then the previous
   // handler runs, or the signal's default action).
   bool crash_handler = true;
+  // Containers with more elements store only this many, marked as cut
+  // (1 to 2^31-1).
+  std::uint32_t max_container_elements = 1024;
+  PrivateValues private_values = PrivateValues::omit;
+  // The key of PrivateValues::hash; required for it. Values hash alike
+  // across runs and processes that share the key.
+  std::string private_key;
   // Runtime failures (a write error, a file that cannot be opened) are
   // reported here, on the IO thread; by default they go to stderr.
   std::function<void(const std::string&)> on_error;
@@ -126,6 +140,11 @@ void stop();
 
 void set_level(Level level) noexcept;
 
+// Process-wide: how terse::secret() values are stored from now on (for
+// example `clear` while debugging). Each stored value says which way it was
+// stored; hashing needs Config::private_key.
+void set_private_values(PrivateValues mode) noexcept;
+
 // set_async(false) makes every logging call return only once its record is
 // in the file (slow: for chasing records that seem to go missing);
 // set_async(true) goes back to normal. Safe to switch while threads log.
@@ -138,6 +157,8 @@ namespace detail {
 struct alignas(64) HotSettings {
   std::atomic<int> level{static_cast<int>(Level::off)};
   std::atomic<bool> synchronous{false};
+  std::atomic<std::uint8_t> private_mode{static_cast<std::uint8_t>(schema::PrivateMode::omitted)};
+  std::atomic<std::uint32_t> max_container_elements{1024};
 };
 inline HotSettings g_hot;
 
@@ -153,6 +174,37 @@ inline bool level_enabled(Level level) noexcept {
 std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t* text_lengths, bool* truncated,
                         const bool* is_string, std::size_t count) noexcept;
 
+template <std::uint8_t Tag, typename T>
+inline std::size_t argument_size(const T& value, std::uint32_t& text_length, std::size_t& value_size_out,
+                                 const Limits& limits) noexcept {
+  if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::structured)) {
+    value_size_out = value_size(value, limits);
+    return 4 + value_size_out;
+  } else {
+    (void)value_size_out;
+    (void)limits;
+    return encoded_size<Tag>(value, text_length);
+  }
+}
+
+template <std::uint8_t Tag, typename T>
+inline char* write_argument(char* out, const T& value, std::uint32_t text_length, bool truncated,
+                            std::size_t value_size_in, const Limits& limits) noexcept {
+  if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::structured)) {
+    out = put_raw(out, static_cast<std::uint32_t>(value_size_in));
+    return write_value(out, value, limits);
+  } else {
+    (void)value_size_in;
+    (void)limits;
+    return encode_arg<Tag>(out, value, text_length, truncated);
+  }
+}
+
+inline Limits current_limits() noexcept {
+  return Limits{g_hot.max_container_elements.load(std::memory_order_relaxed), schema::kStringLengthMask,
+                static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))};
+}
+
 template <auto Tags, typename... Args, std::size_t... I>
 inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&... args) noexcept {
   ThreadBuffer* buffer = tls_buffer;
@@ -161,48 +213,96 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
     if (buffer == nullptr) return;
   }
   constexpr std::size_t count = sizeof...(Args);
+  constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
+  constexpr auto structured_tag = static_cast<std::uint8_t>(TypeTag::structured);
+  constexpr bool has_strings = (false || ... || (Tags[I] == string_tag));
+  constexpr bool has_structured = (false || ... || (Tags[I] == structured_tag));
   std::uint32_t text_lengths[count + 1] = {};
   bool truncated[count + 1] = {};
-  std::size_t args_size = (std::size_t{0} + ... + encoded_size<Tags[I]>(args, text_lengths[I]));
-  constexpr bool has_strings = (false || ... || (Tags[I] == static_cast<std::uint8_t>(TypeTag::string)));
+  [[maybe_unused]] std::size_t value_sizes[count + 1] = {};
+  [[maybe_unused]] Limits limits{};
+  [[maybe_unused]] EagerTexts* eager = nullptr;
+  [[maybe_unused]] std::size_t eager_base = 0;
+  if constexpr (has_structured) {
+    limits = current_limits();
+    eager = &eager_texts();
+    eager_base = eager->text.size();
+  }
+  auto measure = [&] {
+    return (std::size_t{0} + ... +
+            argument_size<Tags[I]>(unnamed_value(args), text_lengths[I], value_sizes[I], limits));
+  };
+  std::size_t args_size = measure();
   constexpr std::size_t fixed_size =
       (std::size_t{0} + ... +
-       (Tags[I] == static_cast<std::uint8_t>(TypeTag::string) ? 4
-                                                              : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
+       (Tags[I] == string_tag || Tags[I] == structured_tag ? 4
+                                                           : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
   static_assert(fixed_size + kRingHeaderSize <= kMinRingCapacity / 2, "terse: too many arguments in one call");
-  if constexpr (has_strings) {
+  if constexpr (has_strings || has_structured) {
     std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
     if (__builtin_expect(args_size > limit, 0)) {
-      constexpr bool is_string[count + 1] = {(Tags[I] == static_cast<std::uint8_t>(TypeTag::string))...};
-      args_size = fit_strings(fixed_size, limit, text_lengths, truncated, is_string, count);
+      if constexpr (has_structured) {
+        // Keep the record, with fewer elements and shorter strings, each cut marked.
+        limits.max_string = std::min<std::uint32_t>(limits.max_string, static_cast<std::uint32_t>(limit / 2));
+        while (args_size > limit && (limits.max_elements > 0 || limits.max_string > 0)) {
+          limits.max_elements /= 2;
+          limits.max_string /= 2;
+          eager->text.resize(eager_base);
+          args_size = measure();
+        }
+      }
+      if constexpr (has_strings) {
+        if (args_size > limit) {
+          constexpr bool is_string[count + 1] = {(Tags[I] == string_tag)...};
+          std::size_t texts = (std::size_t{0} + ... + (Tags[I] == string_tag ? text_lengths[I] : 0));
+          args_size = fit_strings(args_size - texts, limit, text_lengths, truncated, is_string, count);
+        }
+      }
+      if (args_size > limit) {
+        if constexpr (has_structured) eager->text.resize(eager_base);
+        return;  // only a type whose fixed part alone overflows the buffer
+      }
     }
   }
   std::size_t stride = ring_stride(args_size);
   char* out = buffer->try_reserve(stride);
   if (__builtin_expect(out == nullptr, 0)) {
     out = reserve_slow(*buffer, stride);
-    if (out == nullptr) return;
+    if (out == nullptr) {
+      if constexpr (has_structured) eager->text.resize(eager_base);
+      return;
+    }
   }
   buffer->begin_record();
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
-  ((cursor = encode_arg<Tags[I]>(cursor, args, text_lengths[I], truncated[I])), ...);
+  if constexpr (has_structured) eager->read = eager_base;
+  ((cursor = write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I],
+                                     limits)),
+   ...);
   buffer->commit(header.ticks);
+  if constexpr (has_structured) eager->text.resize(eager_base);
   if (__builtin_expect(g_hot.synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
 }
 
 // Never defined: stripped calls name it only to have their format checked.
 template <typename... Args>
-void check_only(fmt::format_string<Args...>, const Args&...) noexcept;
+void check_only(fmt::format_string<checked_as_t<Args>...>, const Args&...) noexcept;
 
 // The format_string parameter is where fmt checks the format against the
 // argument types at compile time; its value is not needed at run time.
+// Types fmt 9 cannot format are checked against stand-ins (structured.hpp).
 template <auto Tags, typename... Args>
-inline void log(Site& site, fmt::format_string<Args...>, const Args&... args) noexcept {
+inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   if (__builtin_expect(id == 0, 0)) {
-    id = register_site(site);
+    if constexpr ((false || ... || is_named_argument<Args>)) {
+      const char* names[] = {argument_name(args)...};
+      id = register_site(site, names);
+    } else {
+      id = register_site(site);
+    }
     if (id == 0) return;
   }
   log_impl<Tags>(id, std::index_sequence_for<Args...>{}, args...);
@@ -237,7 +337,8 @@ inline void log(Site& site, fmt::format_string<Args...>, const Args&... args) no
                                                          __LINE__,                                               \
                                                          static_cast<std::uint8_t>(level_value),                 \
                                                          static_cast<std::uint8_t>(terse_signature_::size),      \
-                                                         terse_tags_.data()};                                    \
+                                                         terse_tags_.data(),                                     \
+                                                         terse_signature_::describer()};                         \
       ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);                 \
     }                                                                                                            \
   } while (false)

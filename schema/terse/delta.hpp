@@ -1,4 +1,4 @@
-// FORMAT.md §7.2: inside a records frame, each fixed-size argument is stored
+// FORMAT.md §7.1: inside a records frame, each fixed-size argument is stored
 // as its difference from the same argument of the same call site's previous
 // record in that frame (integers: subtraction modulo their width; floats:
 // XOR of their bits). Counters, repeated values and slowly moving floats
@@ -34,6 +34,8 @@ class DeltaPlan {
       Op op;
       if (tag == TypeTag::string) {
         op = Op::string;
+      } else if (tag == TypeTag::structured) {
+        op = Op::sized;  // FORMAT.md §8.1: never delta-coded, stepped over by its size
       } else if (tag == TypeTag::f80 || tag == TypeTag::f128) {
         op = Op::skip;  // rare; stored as they are
       } else if (tag == TypeTag::f32 || tag == TypeTag::f64) {
@@ -69,6 +71,14 @@ class DeltaPlan {
           at += 4 + length;
           continue;
         }
+        case Op::sized: {
+          if (size - at < 4) return false;
+          std::uint32_t length;
+          std::memcpy(&length, field, 4);
+          if (size - at - 4 < length) return false;
+          at += 4 + std::size_t{length};
+          continue;
+        }
         case Op::skip: break;
         case Op::sub1: field_delta<direction, std::uint8_t, false>(field, previous[i]); break;
         case Op::sub2: field_delta<direction, std::uint16_t, false>(field, previous[i]); break;
@@ -83,10 +93,10 @@ class DeltaPlan {
   }
 
  private:
-  enum class Op : std::uint8_t { string, skip, sub1, sub2, sub4, sub8, xor4, xor8 };
+  enum class Op : std::uint8_t { string, sized, skip, sub1, sub2, sub4, sub8, xor4, xor8 };
   struct Step {
     Op op;
-    std::uint8_t width;  // 0 for strings: their length is in their header
+    std::uint8_t width;  // 0 for strings and structured values: their length is in their header
   };
 
   // Fixed-size copies compile to plain loads and stores.

@@ -12,7 +12,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 0;
+inline constexpr std::uint16_t kVersionMinor = 1;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -39,6 +39,7 @@ enum class InfoKey : std::uint8_t {
   file_sequence = 5,
   clock = 6,
   created_unix_ns = 7,
+  private_values = 8,
 };
 
 // FORMAT.md §6: dictionary entries.
@@ -78,7 +79,8 @@ inline constexpr std::uint32_t kStringNull = 0xFFFFFFFFu;
   X(f80, 0x0D, 10)                \
   X(f128, 0x0E, 16)               \
   X(string, 0x0F, 0)              \
-  X(pointer, 0x10, 8)
+  X(pointer, 0x10, 8)              \
+  X(structured, 0x11, 0)
 
 enum class TypeTag : std::uint8_t {
 #define TERSE_X(name, value, size) name = value,
@@ -86,7 +88,8 @@ enum class TypeTag : std::uint8_t {
 #undef TERSE_X
 };
 
-// Fixed byte size of a tag's value; 0 for length-prefixed strings, -1 for unknown tags.
+// Fixed byte size of a tag's value; 0 for length-prefixed values (string,
+// structured), -1 for unknown tags.
 constexpr int type_tag_size(std::uint8_t tag) {
   switch (tag) {
 #define TERSE_X(name, value, size) \
@@ -98,6 +101,52 @@ constexpr int type_tag_size(std::uint8_t tag) {
       return -1;
   }
 }
+
+// FORMAT.md §8.1: the node kinds of a structured argument's type expression
+// (a scalar node is one of the tags above).
+#define TERSE_SCHEMA_TYPE_NODES(X) \
+  X(sequence, 0x40)               \
+  X(set, 0x41)                    \
+  X(map, 0x42)                    \
+  X(tuple, 0x43)                  \
+  X(aggregate, 0x44)              \
+  X(optional, 0x45)               \
+  X(variant, 0x46)                \
+  X(enumeration, 0x47)            \
+  X(duration, 0x48)               \
+  X(time_point, 0x49)             \
+  X(error_code, 0x4A)             \
+  X(path, 0x4B)                   \
+  X(thread_id, 0x4C)              \
+  X(monostate, 0x4D)              \
+  X(user, 0x4E)                   \
+  X(secret, 0x4F)                 \
+  X(preformatted, 0x50)
+
+enum class TypeNode : std::uint8_t {
+#define TERSE_X(name, value) name = value,
+  TERSE_SCHEMA_TYPE_NODES(TERSE_X)
+#undef TERSE_X
+};
+
+// FORMAT.md §8.1: a container's count carries this bit when the writer cut
+// the container short; a u64 with the real size follows the count.
+inline constexpr std::uint32_t kCountTruncatedBit = 0x80000000u;
+inline constexpr std::uint32_t kCountMask = 0x7FFFFFFFu;
+// A variant that holds no alternative.
+inline constexpr std::uint8_t kVariantValueless = 0xFF;
+
+// Time point clocks.
+enum class Clock : std::uint8_t { other = 0, system = 1, steady = 2 };
+
+// How a private value was stored (FORMAT.md §8.1), and the info key's words.
+enum class PrivateMode : std::uint8_t { omitted = 0, hashed = 1, clear = 2 };
+
+// Reader bounds of FORMAT.md §8.1.
+inline constexpr int kMaxTypeDepth = 16;
+inline constexpr std::size_t kMaxTypeNodes = 4096;
+inline constexpr std::size_t kMaxCompositeFields = 255;
+inline constexpr std::size_t kMaxEnumerators = 65536;
 
 // FORMAT.md §6: level values in site entries.
 #define TERSE_SCHEMA_LEVELS(X) \

@@ -6,7 +6,8 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  TERSE_DEBUG("{}", std::vector<int>{1, 2});
+  int x = 0;
+  TERSE_DEBUG("{}", &x);  // int*: neither a value nor a void* address
 #else
   TERSE_DEBUG("{}", 12);
 #endif

@@ -85,8 +85,14 @@ constexpr void scan_argument_uses(std::string_view format, ArgumentUse* uses, st
   std::size_t next_auto = 0;
   std::size_t i = 0;
   auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto is_name_char = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   auto parse_id = [&](std::size_t& id) {
-    if (i < format.size() && is_digit(format[i])) {
+    if (i < format.size() && !is_digit(format[i]) && is_name_char(format[i])) {
+      // A named argument: which one it is shows only at run time, so it
+      // takes no automatic index and marks nothing used here.
+      while (i < format.size() && is_name_char(format[i])) ++i;
+      id = SIZE_MAX;
+    } else if (i < format.size() && is_digit(format[i])) {
       id = 0;
       while (i < format.size() && is_digit(format[i])) id = id * 10 + static_cast<std::size_t>(format[i++] - '0');
     } else {
@@ -130,54 +136,6 @@ constexpr void scan_argument_uses(std::string_view format, ArgumentUse* uses, st
     ++i;
   }
 }
-
-template <typename... Args>
-struct Signature {
-  static constexpr std::size_t size = sizeof...(Args);
-
-  static constexpr std::array<ArgumentUse, sizeof...(Args)> uses(std::string_view format) {
-    std::array<ArgumentUse, sizeof...(Args)> result{};
-    scan_argument_uses(format, result.data(), result.size());
-    return result;
-  }
-
-  static constexpr std::array<std::uint8_t, sizeof...(Args)> tags(std::string_view format) {
-    std::array<std::uint8_t, sizeof...(Args)> result{};
-    if constexpr (sizeof...(Args) > 0) {
-      auto uses = Signature::uses(format);
-      std::size_t i = 0;
-      ((result[i] = static_cast<std::uint8_t>((is_char_pointer<Args> || is_char_array<Args>) && uses[i].as_pointer
-                                                  ? TypeTag::pointer
-                                                  : natural_tag<Args>()),
-        ++i),
-       ...);
-    }
-    return result;
-  }
-
-  // fmt ignores arguments its format never names; terse treats them as
-  // the mistake they almost always are.
-  static constexpr bool uses_every_argument(std::string_view format) {
-    for (const auto& use : uses(format))
-      if (!use.used) return false;
-    return true;
-  }
-
-  // A string is stored either as text or as its address, not both.
-  static constexpr bool strings_presented_one_way(std::string_view format) {
-    constexpr std::array<bool, sizeof...(Args)> is_text{(is_char_pointer<Args> || is_char_array<Args>)...};
-    auto found = uses(format);
-    for (std::size_t i = 0; i < sizeof...(Args); ++i)
-      if (is_text[i] && found[i].as_pointer && found[i].as_value) return false;
-    return true;
-  }
-};
-
-// Never called: the macro takes the argument types from its return type
-// without evaluating the arguments.
-template <typename... Args>
-Signature<std::remove_cvref_t<Args>...> signature_of(const Args&...);
-
 
 template <typename T>
 inline std::size_t string_length(const T& value) noexcept {
