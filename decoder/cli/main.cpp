@@ -124,9 +124,28 @@ class Printer {
   std::string message_;
 };
 
+// The first line --schema-header prints: what the records' keys hold, so a
+// pipeline can check that it reads the records it was written for. The
+// version after "terse.record/" changes when a key changes meaning or goes
+// away; new keys may appear without a new version.
+std::string json_schema_header(bool with_cursor) {
+  std::string line =
+      R"j({"schema":"terse.record/1","fields":{)j"
+      R"j("time":"string: RFC 3339, nanoseconds, zone offset (Z with --utc)",)j"
+      R"j("level":"string: trace, debug, info, warn, error or critical",)j"
+      R"j("thread":"integer: OS thread id",)j"
+      R"j("file":"string: source file of the call site (terse for a drop report)",)j"
+      R"j("line":"integer: source line of the call site",)j"
+      R"j("message":"string: the formatted message",)j"
+      R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
+  if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
+  return line + "}}\n";
+}
+
 const char* const kMainFooter = R"(Examples:
   terse cat logs/                          every .tlog file of the directory, oldest first
   terse cat -f logs/ | grep --line-buffered ERROR
+  terse cat -f logs/ other-logs/           several inputs: one stream in time order
   terse cat --level warn --since "1h ago" logs/
   terse cat --json logs/ | jq .message
   terse stats logs/
@@ -144,6 +163,8 @@ cat (the message only), json (one object per line; --json is the same).
 Examples:
   terse cat logs/                               all files of the directory, merged by time
   terse cat -f logs/                            print, then follow new records and rolled files
+  terse cat -f logs/ db-logs/                   follow several: one stream in strict time order
+                                                (a quiet input holds the others back up to 200 ms)
   terse cat -f -n 20 logs/                      the last 20 records, then follow
   terse cat --level warn..error logs/           warnings and errors only
   terse cat --since "2026-11-29 14:00" --until "2026-11-29 14:05" logs/
@@ -151,10 +172,12 @@ Examples:
   terse cat --site net/conn.cpp:120 logs/       one call site by file:line
   terse cat --thread 4711 -g "timeout|refused" logs/
   terse cat -o json logs/ | jq 'select(.level == "error")'
-  terse cat --mask mask.rules logs/            redact: lines of 'REGEX => REPLACEMENT', e.g.
+  terse cat --mask mask.rules logs/             redact: lines of 'REGEX => REPLACEMENT', e.g.
                                                 (1[3-9]\d)\d{4}(\d{4}) => $1****$2
   terse cat -f -o json --show-cursor logs/      each object gets a "cursor" key ...
   terse cat -f -o json --after-cursor C logs/   ... and a restarted shipper goes on right after it
+  terse cat -o json --show-cursor logs/ db/     a merged run's cursor holds a place per input
+  terse cat -o json --schema-header logs/       first line: {"schema":"terse.record/1","fields":{...}}
   terse cat --format "{time} {level:<8} {message}" logs/
   cat logs/*.tlog | terse cat -                 standard input)";
 
@@ -214,7 +237,9 @@ int main(int argc, char** argv) {
                   "Only call sites whose format string contains TEXT, or whose file or file:line is TEXT (repeatable)");
   cat->add_option("-g,--grep", filter_options.grep,
                   "Only records whose message matches this regex (no capitals: case-insensitive)");
-  cat->add_flag("-f,--follow", follow, "Keep reading: new records and new files as the writer rolls (like tail -F)");
+  cat->add_flag("-f,--follow", follow,
+                "Keep reading: new records and new files as the writer rolls (like tail -F); several inputs stay "
+                "in time order");
   cat->add_option("-n,--lines", tail_lines, "Start with the last N records");
   std::string mask_path;
   cat->add_option("--mask", mask_path,
@@ -223,10 +248,14 @@ int main(int argc, char** argv) {
   bool show_cursor = false;
   std::string after_cursor;
   cat->add_flag("--show-cursor", show_cursor,
-                "With -o json: add a \"cursor\" key, the record's position for --after-cursor");
+                "With -o json: add a \"cursor\" key, where every input stands after this record, for "
+                "--after-cursor");
   auto* after_option = cat->add_option("--after-cursor", after_cursor,
                                        "Start right after the record this cursor (from --show-cursor) names");
   after_option->excludes(cat->get_option("--lines"));
+  bool schema_header = false;
+  cat->add_flag("--schema-header", schema_header,
+                "With -o json: first print one object that names and describes the keys of the records");
 
   std::vector<std::string> verify_paths;
   auto* verify = app.add_subcommand("verify", "Check every frame; exit 0 only when all of it is intact");
@@ -270,6 +299,8 @@ int main(int argc, char** argv) {
       }
       filters = make_filters(filter_options, now_ns());
       if (show_cursor && mode != "json") throw UsageError("--show-cursor adds a key to JSON records: use it with -o json");
+      if (schema_header && mode != "json")
+        throw UsageError("--schema-header describes JSON records: use it with -o json");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "terse: %s\n", e.what());
       return kExitUsage;
@@ -291,49 +322,44 @@ int main(int argc, char** argv) {
     };
     Merger merger(reporter, filters.decoder, follow);
     if (!merger.add_paths(cat_paths)) ok = false;
-    // A cursor names a file of one sequence: several cannot be resumed from one.
-    auto cursor_source = [&]() -> Source* {
-      Source* source = merger.single_source();
-      if (!source && merger.sequences() != 0) {
-        out.flush();
+    bool after = after_option->count() > 0;
+    if (show_cursor || after) {
+      if (merger.reads_stdin()) {
         std::fprintf(stderr,
-                     "terse: cursors follow one log (one NAME in one directory, not standard input); "
-                     "run one terse per log to ship several\n");
-        std::exit(kExitUsage);
-      }
-      return source;
-    };
-    if (show_cursor || after_option->count() > 0) cursor_source();
-    if (after_option->count() > 0) {
-      auto cursor = decode_cursor(after_cursor);
-      if (!cursor) {
-        std::fprintf(stderr,
-                     "terse: --after-cursor '%s' is not a cursor (pass the \"cursor\" value that "
-                     "'terse cat -o json --show-cursor' printed, unchanged)\n",
-                     after_cursor.c_str());
+                     "terse: cursors name places in files, and standard input has none: give the files or "
+                     "directories instead of -\n");
         return kExitUsage;
       }
-      std::string note, error;
-      if (Source* source = cursor_source()) {
-        error = source->resume_after(cursor->file, cursor->frame_offset, cursor->frame_index, cursor->ticks, note);
-      } else {
-        // Following a directory that has no files yet: what comes is after the cursor.
-        note = cursor->file + " is gone, and so are the files after it: " +
-               (follow ? "waiting for new ones" : "nothing to resume at");
+      merger.keep_positions();
+    }
+    if (after) {
+      ParsedCursor cursor = parse_cursor(after_cursor);
+      if (!cursor.error.empty()) {
+        std::string shown = after_cursor.size() > 80 ? after_cursor.substr(0, 77) + "..." : after_cursor;
+        std::fprintf(stderr,
+                     "terse: --after-cursor '%s' is not a cursor: %s; pass the \"cursor\" value that "
+                     "'terse cat -o json --show-cursor' printed, unchanged\n",
+                     shown.c_str(), cursor.error.c_str());
+        return kExitUsage;
       }
+      std::vector<std::string> notes;
+      std::string error = merger.resume_after(cursor.inputs, notes);
       if (!error.empty()) {
         std::fprintf(stderr, "terse: --after-cursor: %s\n", error.c_str());
         return kExitUsage;
       }
-      if (!note.empty()) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
+      for (const auto& note : notes) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
     }
+    if (schema_header) out.buffer() += json_schema_header(show_cursor);
     // The printer ends each JSON object with "}\n"; the cursor goes inside.
+    std::vector<InputPosition> positions;
     auto print = [&](const Record& record, std::string& text) {
       if (!printer.print(record, text)) return false;
       if (show_cursor) {
+        merger.positions(positions);
         text.resize(text.size() - 2);
         text += ",\"cursor\":\"";
-        text += encode_cursor(Cursor{cursor_source()->current_name(), record.frame_offset, record.frame_index, record.ticks});
+        text += encode_cursor(positions);
         text += "\"}\n";
       }
       return true;
@@ -362,7 +388,7 @@ int main(int argc, char** argv) {
       // One batch is out: flush it so `| grep` sees it now.
       out.flush();
       if (Output::reader_gone()) return kExitOk;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(merger.next_round_in());
       merger.new_round();
       if (mask) {
         // Between two records: each line is masked by one set of rules.

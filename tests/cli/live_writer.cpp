@@ -5,6 +5,12 @@
 //   live_writer DIR NAME bursts COUNT PER_BURST PAUSE_MS TAG
 //       COUNT bursts of PER_BURST records "TAG burst B record R", each burst
 //       flushed, PAUSE_MS between bursts; files roll every 4 KiB.
+//   live_writer DIR NAME steady COUNT PERIOD_US TAG
+//       COUNT records "TAG record R", one every PERIOD_US microseconds and
+//       never flushed: they reach the file when the IO thread writes its
+//       batch (up to 50 ms later), as a busy service's records do. Two of
+//       these into two directories give interleaved times that reach the
+//       disk out of order. Files roll every 4 KiB.
 //   live_writer DIR NAME mix RECORDS
 //       RECORDS records from 100 call sites, one of which ("rare event")
 //       gets 1% of them: the file for measuring --site against a full decode.
@@ -51,6 +57,19 @@ int main(int argc, char** argv) {
       for (long r = 0; r < per; ++r) TERSE_INFO("{} burst {} record {}", tag, b, r);
       terse::flush();
       std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+    }
+    terse::stop();
+    return 0;
+  }
+  if (mode == "steady" && argc == 7) {
+    config.roll_bytes = 4096;
+    config.compression_level = 0;
+    terse::start(config);
+    long count = std::atol(argv[4]), period_us = std::atol(argv[5]);
+    std::string tag = argv[6];
+    for (long r = 0; r < count; ++r) {
+      TERSE_INFO("{} record {}", tag, r);
+      std::this_thread::sleep_for(std::chrono::microseconds(period_us));
     }
     terse::stop();
     return 0;

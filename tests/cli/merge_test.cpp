@@ -1,6 +1,7 @@
 // Several inputs given together come out as one stream in time order: the
 // rolled files of one NAME are read one after another, different NAMEs and
-// directories are merged by time.
+// directories are merged by time, also while following live writers.
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "cli_helpers.hpp"
 
 using namespace terse::test;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -83,4 +85,55 @@ TEST_CASE("files of one sequence read in sequence-number order, not name order")
   auto lines = split_lines(run.out);
   REQUIRE(lines.size() == 1000);
   for (int i = 0; i < 1000; ++i) CHECK(lines[static_cast<std::size_t>(i)] == fmt::format("A burst {} record {}", i / 50, i % 50));
+}
+
+TEST_CASE("cat -f of two directories written live prints one stream in time order with every record once") {
+  TempDir a, b;
+  // Following from before either writer starts: both directories are empty.
+  Child cat(cli({"cat", "-f", "--utc", "--format", "{time} {message}", a.path(), b.path()}));
+  std::this_thread::sleep_for(300ms);
+  // Records every 1 ms and every 1.3 ms, never flushed: each writer's IO
+  // thread writes them up to 50 ms late, so the two files grow out of step
+  // and a record of one often reaches its file after later ones of the other.
+  const int count_a = 600, count_b = 460;
+  int rc_a = -1, rc_b = -1;
+  std::thread writer_a([&] { rc_a = run_writer({a.path(), "app", "steady", std::to_string(count_a), "1000", "A"}); });
+  std::thread writer_b([&] { rc_b = run_writer({b.path(), "app", "steady", std::to_string(count_b), "1300", "B"}); });
+  bool all = cat.read_until(
+      [&](const std::string& out) {
+        return out.find(fmt::format(" A record {}\n", count_a - 1)) != std::string::npos &&
+               out.find(fmt::format(" B record {}\n", count_b - 1)) != std::string::npos;
+      },
+      30s);
+  writer_a.join();
+  writer_b.join();
+  cat.stop();
+  REQUIRE(rc_a == 0);
+  REQUIRE(rc_b == 0);
+  REQUIRE(all);
+  REQUIRE(log_files(a.path()).size() > 1);  // followed across rolls
+  REQUIRE(log_files(b.path()).size() > 1);
+
+  auto lines = split_lines(cat.out);
+  CHECK(lines.size() == static_cast<std::size_t>(count_a + count_b));
+  std::string last_time;
+  std::size_t out_of_order = 0;
+  std::map<std::string, int> next_of;  // writer tag -> its next record number
+  for (const auto& line : lines) {
+    REQUIRE(line.size() > 30);
+    std::string time = line.substr(0, 29);
+    if (time < last_time) {
+      ++out_of_order;
+      UNSCOPED_INFO("went back in time: " << last_time << " then " << line);
+    }
+    last_time = std::max(last_time, time);
+    std::string tag = line.substr(30, 1);
+    int record = -1;
+    REQUIRE(std::sscanf(line.c_str() + 32, "record %d", &record) == 1);
+    CHECK(record == next_of[tag]);  // nothing lost, nothing twice
+    next_of[tag] = record + 1;
+  }
+  CHECK(out_of_order == 0);
+  CHECK(next_of["A"] == count_a);
+  CHECK(next_of["B"] == count_b);
 }

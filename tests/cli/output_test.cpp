@@ -1,12 +1,16 @@
-// `terse cat` output modes: -o short|precise|cat|json, --format, --color,
-// -n, and the help text, run through the real CLI.
+// `terse cat` output modes: -o short|precise|cat|json, --schema-header,
+// --format, --color, -n, and the help text, run through the real CLI.
+#include <chrono>
 #include <regex>
+#include <set>
 
 #include <catch2/catch.hpp>
 
 #include "cli_helpers.hpp"
+#include "json_reader.hpp"
 
 using namespace terse::test;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -69,6 +73,57 @@ TEST_CASE("-o json is --json: NDJSON, valid for any bytes") {
   CHECK(run_terse({"cat", "--json", "-o", "json", fx.path}).exit_code == 2);
 }
 
+TEST_CASE("--schema-header: the first JSON line describes every key the records use") {
+  Fixture fx;
+  auto check_run = [&](const std::vector<std::string>& args, bool with_cursor) {
+    auto run = run_terse(args);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    auto lines = split_lines(run.out);
+    REQUIRE(lines.size() == 7);
+    auto header = parse_json(lines[0]);
+    REQUIRE(header);
+    REQUIRE(header->kind == Json::Kind::object);
+    CHECK(header->members["schema"].text == "terse.record/1");
+    const Json& fields = header->members["fields"];
+    REQUIRE(fields.kind == Json::Kind::object);
+    std::set<std::string> described, used;
+    for (const auto& [key, what] : fields.members) {
+      CHECK(what.kind == Json::Kind::string);
+      CHECK(!what.text.empty());
+      described.insert(key);
+    }
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      auto record = parse_json(lines[i]);
+      INFO(lines[i]);
+      REQUIRE(record);
+      CHECK(record->members.count("schema") == 0);
+      for (const auto& member : record->members) used.insert(member.first);
+    }
+    CHECK(used == described);  // every key the records use, and no other
+    CHECK(described.count("cursor") == (with_cursor ? 1u : 0u));
+    // Without the flag, the same records and no header.
+    std::vector<std::string> plain;
+    for (const auto& arg : args)
+      if (arg != "--schema-header") plain.push_back(arg);
+    CHECK(run_terse(plain).out == run.out.substr(lines[0].size() + 1));
+  };
+  check_run({"cat", "-o", "json", "--schema-header", fx.path}, false);
+  check_run({"cat", "--json", "--schema-header", "--show-cursor", fx.path}, true);
+
+  // Following, it is the first line, once.
+  Child follow(cli({"cat", "-f", "--json", "--schema-header", fx.dir.path()}));
+  REQUIRE(follow.read_until([](const std::string& out) { return split_lines(out).size() >= 7; }, 20s));
+  follow.stop();
+  auto lines = split_lines(follow.out);
+  CHECK(lines[0].find("\"schema\":\"terse.record/1\"") != std::string::npos);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("\"schema\"") != std::string::npos; }) == 1);
+
+  auto text = run_terse({"cat", "--schema-header", fx.path});
+  CHECK(text.exit_code == 2);
+  CHECK(text.err.find("-o json") != std::string::npos);
+}
+
 TEST_CASE("--format with -o precise or short sets the digits of {time}") {
   Fixture fx;
   auto ns = split_lines(run_terse({"cat", "--format", "{time}", fx.path}).out);
@@ -116,7 +171,7 @@ TEST_CASE("--help shows examples for the program and each command") {
   }
   auto cat = run_terse({"cat", "--help"});
   for (const char* option : {"--since", "--until", "--level", "--site", "--thread", "--grep", "--follow", "--lines",
-                             "--output", "--color", "--utc"})
+                             "--output", "--color", "--utc", "--show-cursor", "--after-cursor", "--schema-header"})
     CHECK(cat.out.find(option) != std::string::npos);
 }
 
