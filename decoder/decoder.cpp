@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <unordered_set>
@@ -15,6 +14,7 @@
 #include <terse/wire.hpp>
 
 #include "frame_reader.hpp"
+#include "structured.hpp"
 
 namespace terse::decoder {
 
@@ -26,6 +26,10 @@ constexpr std::size_t kMaxSitesPerStream = 1 << 20;
 constexpr std::size_t kMaxThreadsPerStream = 1 << 20;
 constexpr std::size_t kMaxTextField = 1 << 20;
 constexpr std::size_t kMaxArgs = 255;
+// FORMAT.md §6 kind 3: what one file's text entries may hold in all, and
+// how many there may be (each costs a map node, however short).
+constexpr std::size_t kMaxTextBytesPerFile = std::size_t{64} << 20;
+constexpr std::size_t kMaxTextsPerFile = 1 << 20;
 
 }  // namespace
 
@@ -45,6 +49,11 @@ struct StreamDecoder::State {
   std::vector<Site*> site_by_id;
   std::vector<Thread*> thread_by_index;
   std::unordered_set<std::uint32_t> unknown_sites_reported;
+  // FORMAT.md §6 kind 3: the current file's text entries, by id. Strings of
+  // records point into them, so an entry is never changed in place while a
+  // record may still refer to it: only dictionary frames change them.
+  std::unordered_map<std::uint32_t, std::string> texts;
+  std::size_t text_bytes = 0;
   bool calibrated = false;
   std::uint64_t cal_ticks = 0;
   std::int64_t cal_unix_ns = 0;
@@ -118,6 +127,8 @@ struct StreamDecoder::State {
     site_by_id.clear();
     thread_by_index.clear();
     unknown_sites_reported.clear();
+    texts.clear();
+    text_bytes = 0;
     calibrated = false;
     reported_missing_calibration = false;
     in_records = false;
@@ -174,6 +185,7 @@ struct StreamDecoder::State {
   bool payload_of(const Frame& frame, std::string_view& out);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
+  void text_entry(const Frame& frame, wire::Reader& body);
   bool next_in_frame(Record& record);
 };
 
@@ -187,73 +199,71 @@ StreamDecoder::~StreamDecoder() { ZSTD_freeDCtx(state_->dctx); }
 
 namespace {
 
-// Reads a value stored as `Stored` into the Arg field that holds it.
-template <typename Stored, typename Field>
-bool read_as(wire::Reader& r, Field& field) {
-  Stored value;
-  if (!r.le(value)) return false;
-  field = static_cast<Field>(value);
-  return true;
-}
-
-// FORMAT.md §8: x87 extended and binary128 values become a long double only
-// where the reading platform's long double is that very format.
-bool read_long_double(wire::Reader& r, std::size_t size, long double& out) {
-  std::string_view bytes;
-  if (!r.bytes(size, bytes)) return false;
-  out = 0;
-#if LDBL_MANT_DIG == 64
-  if (size == 10) std::memcpy(&out, bytes.data(), 10);
-#elif LDBL_MANT_DIG == 113
-  if (size == 16) std::memcpy(&out, bytes.data(), 16);
-#endif
-  return true;
-}
-
-bool read_string(wire::Reader& r, Arg& a) {
-  std::uint32_t header;
-  if (!r.le(header)) return false;
-  if (header == schema::kStringNull) {
-    a.null_string = true;
-    return true;
-  }
-  a.truncated = (header & schema::kStringTruncatedBit) != 0;
-  return r.bytes(header & schema::kStringLengthMask, a.text);
-}
-
-bool parse_args(wire::Reader& r, const std::vector<std::uint8_t>& tags, std::vector<Arg>& args) {
+// Parses a record's arguments by its site's tags. Structured values are
+// checked against their expressions here, once, so that rendering can trust
+// them; `why` says what did not match.
+bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
+                std::vector<Arg>& args, const char*& why) {
+  const std::vector<std::uint8_t>& tags = site.tags;
   args.resize(tags.size());
+  std::size_t structured = 0;
+  detail::ValueBudget budget;
   for (std::size_t i = 0; i < tags.size(); ++i) {
     Arg& a = args[i];
     a = Arg{};
-    a.tag = tags[i];
-    bool ok = false;
-    using schema::TypeTag;
-    switch (static_cast<TypeTag>(tags[i])) {
-      case TypeTag::i8: ok = read_as<std::int8_t>(r, a.i); break;
-      case TypeTag::i16: ok = read_as<std::int16_t>(r, a.i); break;
-      case TypeTag::i32: ok = read_as<std::int32_t>(r, a.i); break;
-      case TypeTag::i64: ok = read_as<std::int64_t>(r, a.i); break;
-      case TypeTag::u8: ok = read_as<std::uint8_t>(r, a.u); break;
-      case TypeTag::u16: ok = read_as<std::uint16_t>(r, a.u); break;
-      case TypeTag::u32: ok = read_as<std::uint32_t>(r, a.u); break;
-      case TypeTag::u64:
-      case TypeTag::pointer: ok = read_as<std::uint64_t>(r, a.u); break;
-      case TypeTag::boolean: {
-        std::uint8_t v = 0;
-        ok = r.le(v);
-        a.b = v != 0;
-        break;
+    if (tags[i] != static_cast<std::uint8_t>(schema::TypeTag::structured)) {
+      // FORMAT.md §8: a top-level string may be one of the file's texts.
+      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
+          wire::get_le<std::uint32_t>(r.position()) == schema::kStringInterned) {
+        std::uint32_t id = 0;
+        r.skip(4);
+        auto text = r.le(id) ? texts.find(id) : texts.end();
+        if (text == texts.end()) {
+          why = "refers to a text entry the file has not defined";
+          return false;
+        }
+        a.tag = tags[i];
+        a.text = text->second;
+        continue;
       }
-      case TypeTag::character: ok = read_as<char>(r, a.c); break;
-      case TypeTag::f32: ok = read_as<float>(r, a.f32); break;
-      case TypeTag::f64: ok = read_as<double>(r, a.f64); break;
-      case TypeTag::f80: ok = read_long_double(r, 10, a.f80); break;
-      case TypeTag::f128: ok = read_long_double(r, 16, a.f80); break;
-      case TypeTag::string: ok = read_string(r, a); break;
+      if (!detail::read_scalar(r, tags[i], a)) return false;
+      continue;
     }
-    if (!ok) return false;
+    a.tag = tags[i];
+    a.type = site.types.roots[structured++];
+    std::uint32_t size;
+    if (!r.le(size) || !r.bytes(size, a.text)) return false;
+    if (!detail::check_value(site.types, a.type, a.text, budget)) {
+      why = budget.elements > detail::kMaxElementsPerRecord || budget.values > detail::kMaxValuesPerRecord
+                ? "holds more structured elements than a record may (2^20)"
+                : "has a structured argument that does not match its type expression";
+      return false;
+    }
   }
+  return true;
+}
+
+// FORMAT.md §6: the optional arg_names field, none or one per argument.
+bool read_arg_names(wire::Reader& body, Site& site, std::string& error) {
+  site.arg_names.clear();
+  if (body.empty()) return true;
+  std::uint64_t n;
+  if (!body.varint(n) || (n != 0 && n != site.tags.size())) {
+    error = "its argument names are malformed";
+    return false;
+  }
+  site.arg_names.resize(static_cast<std::size_t>(n));
+  for (auto& name : site.arg_names) {
+    std::string_view text;
+    if (!body.length_prefixed(text, kMaxTextField)) {
+      error = "its argument names are malformed";
+      return false;
+    }
+    name.assign(text);
+  }
+  // All positional: the same as no names, and rendered as fast.
+  if (std::all_of(site.arg_names.begin(), site.arg_names.end(), [](const std::string& name) { return name.empty(); }))
+    site.arg_names.clear();
   return true;
 }
 
@@ -386,12 +396,22 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
       site.file.assign(file);
       site.format.assign(format);
       site.tags.assign(tags.begin(), tags.end());
-      site.check = check_format(site.format, site.tags);
+      std::string unusable;
+      site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable);
+      if (!site.usable) {
+        site.types = SiteTypes{};
+        site.arg_names.clear();
+      }
+      site.check = check_format(site.format, site.tags, site.arg_names);
       site.selected = wants(site);
       index_site(site);
-      if (!site.check.ok)
+      if (!site.usable) {
+        damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
+                                 ") cannot be rendered, its records are skipped: " + unusable);
+      } else if (!site.check.ok) {
         damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
                                  ") has an unusable format string: " + site.check.error);
+      }
     } else if (kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
       std::uint64_t index, tid;
       std::string_view name;
@@ -412,9 +432,33 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
         if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
         thread_by_index[index] = &thread;
       }
+    } else if (kind == static_cast<std::uint8_t>(schema::DictKind::text)) {
+      text_entry(frame, b);
     }
     // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
   }
+}
+
+// FORMAT.md §6 kind 3. An entry the file's bound leaves no room for is
+// dropped, an earlier one of its id with it, so that records referring to
+// it are reported rather than shown with other text.
+void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
+  std::uint64_t id;
+  std::string_view bytes;
+  if (!body.varint(id) || id == 0 || id > UINT32_MAX || !body.length_prefixed(bytes, kMaxTextBytesPerFile)) {
+    damage(frame.offset, "dictionary entry for a text is malformed");
+    return;
+  }
+  auto [it, inserted] = texts.try_emplace(static_cast<std::uint32_t>(id));
+  text_bytes -= it->second.size();
+  if (bytes.size() > kMaxTextBytesPerFile - text_bytes || texts.size() > kMaxTextsPerFile) {
+    texts.erase(it);
+    damage(frame.offset, "the file's text entries pass 64 MiB or 2^20 entries; text " + std::to_string(id) +
+                             " is dropped");
+    return;
+  }
+  it->second.assign(bytes);
+  text_bytes += bytes.size();
 }
 
 // The next record of the current records frame that passes the filter.
@@ -443,6 +487,8 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
         continue;
       }
     }
+    // Its dictionary entry was reported as unusable; nothing of it can render.
+    if (site != nullptr && !site->usable) continue;
     // Every record of a selected site, printed or not, carries the delta
     // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
     if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
@@ -493,9 +539,9 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
       record.dropped_first_ns = to_unix_ns(first);
       record.dropped_last_ns = to_unix_ns(last);
     } else {
-      if (!parse_args(a, site->tags, arg_values) || !a.empty()) {
-        damage(cursor_frame, "a record of call site " + std::to_string(site_id) +
-                                 " does not match the site's argument types");
+      const char* why = "does not match the site's argument types";
+      if (!parse_args(a, *site, texts, arg_values, why) || !a.empty()) {
+        damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + why);
         continue;
       }
       record.site = site;

@@ -10,8 +10,9 @@ namespace {
 
 class Parser {
  public:
-  Parser(std::string_view format, std::size_t arg_count, FormatCheck& check)
-      : f_(format), arg_count_(arg_count), check_(check) {}
+  Parser(std::string_view format, std::span<const std::uint8_t> tags, std::span<const std::string> names,
+         FormatCheck& check)
+      : f_(format), tags_(tags), names_(names), check_(check) {}
 
   bool run() {
     while (i_ < f_.size()) {
@@ -46,8 +47,24 @@ class Parser {
   bool at(char c) const { return i_ < f_.size() && f_[i_] == c; }
   static bool digit(char c) { return c >= '0' && c <= '9'; }
 
-  // An argument reference: digits, or nothing for the next automatic one.
+  static bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+  // An argument reference: digits, a name (fmt's identifier grammar) that
+  // is one of the site's argument names, or nothing for the next automatic
+  // one. Names, as in fmt, leave the automatic numbering alone.
   bool arg_id(std::size_t& id) {
+    if (i_ < f_.size() && name_start(f_[i_])) {
+      std::size_t begin = i_;
+      while (i_ < f_.size() && (name_start(f_[i_]) || digit(f_[i_]))) ++i_;
+      std::string_view name = f_.substr(begin, i_ - begin);
+      for (std::size_t k = 0; k < names_.size(); ++k) {
+        if (names_[k] == name) {
+          id = k;
+          return true;
+        }
+      }
+      return fail("refers to an argument named '" + std::string(name) + "', which the call site does not have");
+    }
     if (i_ < f_.size() && digit(f_[i_])) {
       if (automatic_ == Mode::yes) return fail("mixes automatic and manual argument indexing");
       automatic_ = Mode::no;
@@ -62,7 +79,7 @@ class Parser {
       automatic_ = Mode::yes;
       id = next_auto_++;
     }
-    if (id >= arg_count_) return fail("refers to argument " + std::to_string(id) + " of " + std::to_string(arg_count_));
+    if (id >= tags_.size()) return fail("refers to argument " + std::to_string(id) + " of " + std::to_string(tags_.size()));
     return true;
   }
 
@@ -100,6 +117,36 @@ class Parser {
   }
   static bool align_char(char c) { return c == '<' || c == '>' || c == '^'; }
 
+  // A structured argument's formatter parses its own spec (ranges nest
+  // element specs, durations take chrono specs): any text up to the closing
+  // '}', but every number in it is bounded like a width, and every `{...}`
+  // in it is an argument reference, bounded when the record renders.
+  bool structured_spec() {
+    while (i_ < f_.size()) {
+      char c = f_[i_];
+      if (c == '}') {
+        ++i_;
+        return true;
+      }
+      if (c == '{') {
+        ++i_;
+        std::size_t id;
+        if (!arg_id(id)) return false;
+        if (!at('}')) return fail("unterminated argument reference in a format spec");
+        ++i_;
+        check_.dynamic_args.push_back(static_cast<std::uint16_t>(id));
+        continue;
+      }
+      if (digit(c)) {
+        int ignored;
+        if (!number(ignored)) return false;
+        continue;
+      }
+      ++i_;
+    }
+    return fail("unterminated replacement field");
+  }
+
   // [[fill]align][sign]["#"]["0"][width]["." precision]["L"][type] "}"
   bool field() {
     std::size_t id;
@@ -110,6 +157,7 @@ class Parser {
     }
     if (!at(':')) return fail("unsupported replacement field");
     ++i_;
+    if (tags_[id] == static_cast<std::uint8_t>(schema::TypeTag::structured)) return structured_spec();
     std::size_t fill = i_ < f_.size() ? utf8_length(static_cast<unsigned char>(f_[i_])) : 0;
     if (fill > 0 && i_ + fill < f_.size() && align_char(f_[i_ + fill]) && f_[i_] != '{' && f_[i_] != '}') {
       i_ += fill + 1;
@@ -134,7 +182,8 @@ class Parser {
 
   enum class Mode { unknown, yes, no };
   std::string_view f_;
-  std::size_t arg_count_;
+  std::span<const std::uint8_t> tags_;
+  std::span<const std::string> names_;
   FormatCheck& check_;
   std::size_t i_ = 0;
   std::size_t next_auto_ = 0;
@@ -143,7 +192,8 @@ class Parser {
 
 }  // namespace
 
-FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> tags) {
+FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> tags,
+                         std::span<const std::string> names) {
   FormatCheck check;
   for (std::uint8_t tag : tags) {
     if (schema::type_tag_size(tag) < 0) {
@@ -151,7 +201,7 @@ FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> 
       return check;
     }
   }
-  Parser parser(format, tags.size(), check);
+  Parser parser(format, tags, names, check);
   check.ok = parser.run();
   return check;
 }

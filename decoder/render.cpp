@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -12,6 +13,8 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
+#include "structured.hpp"
+
 namespace terse::decoder {
 namespace {
 
@@ -24,6 +27,9 @@ enum class LevelValue : std::uint8_t {
 #undef TERSE_X
 };
 
+// FORMAT.md §6: a site has at most 255 arguments.
+constexpr std::size_t kMaxArgs = 255;
+
 // One argument as fmt's own argument type, made through the public
 // make_format_args so the record needs no allocation per argument.
 template <typename T>
@@ -34,36 +40,46 @@ fmt::basic_format_arg<fmt::format_context> fmt_arg(const T& value) {
 // Hands each argument to fmt as the type the writer's fmt::format would
 // have seen after its own argument mapping, so the output is identical.
 fmt::basic_format_arg<fmt::format_context> to_fmt_arg(const Arg& a) {
-  switch (static_cast<TypeTag>(a.tag)) {
-    case TypeTag::i8:
-    case TypeTag::i16:
-    case TypeTag::i32:
-      return fmt_arg(static_cast<int>(a.i));
-    case TypeTag::i64:
-      return fmt_arg(static_cast<long long>(a.i));
-    case TypeTag::u8:
-    case TypeTag::u16:
-    case TypeTag::u32:
-      return fmt_arg(static_cast<unsigned>(a.u));
-    case TypeTag::u64:
-      return fmt_arg(static_cast<unsigned long long>(a.u));
-    case TypeTag::boolean:
-      return fmt_arg(a.b);
-    case TypeTag::character:
-      return fmt_arg(a.c);
-    case TypeTag::f32:
-      return fmt_arg(a.f32);
-    case TypeTag::f64:
-      return fmt_arg(a.f64);
-    case TypeTag::f80:
-    case TypeTag::f128:
-      return fmt_arg(a.f80);
-    case TypeTag::string:
-      return fmt_arg(a.null_string ? fmt::string_view("(null)") : fmt::string_view(a.text.data(), a.text.size()));
-    case TypeTag::pointer:
-      return fmt_arg(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
+  return detail::visit_scalar(a, [](auto value) { return fmt_arg(value); });
+}
+
+bool is_structured(const Arg& a) { return a.tag == static_cast<std::uint8_t>(TypeTag::structured); }
+
+// fmt keeps pointers to custom arguments while it formats: the views of a
+// record's structured arguments live here, one per argument.
+std::vector<detail::StructuredView>& structured_views(const Record& record) {
+  thread_local std::vector<detail::StructuredView> views;
+  views.assign(record.args.size(), detail::StructuredView{});
+  for (std::size_t i = 0; i < record.args.size(); ++i) {
+    const Arg& a = record.args[i];
+    if (is_structured(a)) views[i] = detail::StructuredView{&record.site->types, a.type, a.text};
   }
-  return fmt_arg(0);
+  return views;
+}
+
+// FORMAT.md §6: with argument names, `{name}` fields find their argument
+// by name and `{0}` by position, as fmt::arg arguments do.
+void format_named(fmt::memory_buffer& message, const Record& record,
+                  const std::vector<detail::StructuredView>& views) {
+  const Site& site = *record.site;
+  thread_local fmt::dynamic_format_arg_store<fmt::format_context> store;
+  store.clear();
+  for (std::size_t i = 0; i < record.args.size(); ++i) {
+    const std::string& name = site.arg_names[i];
+    auto push = [&](const auto& value) {
+      if (name.empty()) {
+        store.push_back(value);
+      } else {
+        store.push_back(fmt::arg(name.c_str(), value));
+      }
+    };
+    if (is_structured(record.args[i])) {
+      push(std::cref(views[i]));
+    } else {
+      detail::visit_scalar(record.args[i], push);
+    }
+  }
+  fmt::vformat_to(fmt::appender(message), fmt::string_view(site.format.data(), site.format.size()), store);
 }
 
 bool dynamic_value_in_bounds(const Arg& a) {
@@ -83,14 +99,40 @@ bool dynamic_value_in_bounds(const Arg& a) {
   }
 }
 
+// Sites with structured or named arguments. Kept out of line: it would
+// otherwise be inlined into render_message and cost the scalar-only records
+// their compact fast path.
+[[gnu::noinline]] void format_structured(fmt::memory_buffer& message, const Record& record) {
+  const Site& site = *record.site;
+  detail::reset_render_budget();
+  const auto& views = structured_views(record);
+  if (!site.arg_names.empty()) {
+    format_named(message, record, views);
+    return;
+  }
+  thread_local std::vector<fmt::basic_format_arg<fmt::format_context>> fmt_args;
+  fmt_args.clear();
+  for (std::size_t i = 0; i < record.args.size(); ++i)
+    fmt_args.push_back(is_structured(record.args[i]) ? fmt_arg(views[i]) : to_fmt_arg(record.args[i]));
+  fmt::vformat_to(fmt::appender(message), fmt::string_view(site.format.data(), site.format.size()),
+                  fmt::basic_format_args<fmt::format_context>(fmt_args.data(), static_cast<int>(fmt_args.size())));
+}
+
 void append_raw(std::string& out, const Record& record) {
   const Site& site = *record.site;
   out += "<unformattable> ";
   out += site.format;
+  detail::reset_render_budget();
   for (const Arg& a : record.args) {
     out += " | ";
     if (static_cast<TypeTag>(a.tag) == TypeTag::string) {
       out.append(a.text);
+    } else if (is_structured(a)) {
+      try {
+        fmt::format_to(std::back_inserter(out), "{}", detail::StructuredView{&site.types, a.type, a.text});
+      } catch (const fmt::format_error&) {
+        out += '?';
+      }
     } else {
       auto arg = to_fmt_arg(a);
       try {
@@ -147,16 +189,21 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
     }
   }
   if (why.empty()) {
-    thread_local std::vector<fmt::basic_format_arg<fmt::format_context>> fmt_args;
-    fmt_args.clear();
-    for (const Arg& a : record.args) fmt_args.push_back(to_fmt_arg(a));
     // fmt's own buffer grows without zero-filling, where a std::string
     // behind back_inserter is resized (and cleared) on every growth.
     thread_local fmt::memory_buffer message;
     message.clear();
     try {
-      fmt::vformat_to(fmt::appender(message), fmt::string_view(site.format.data(), site.format.size()),
-                      fmt::basic_format_args<fmt::format_context>(fmt_args.data(), static_cast<int>(fmt_args.size())));
+      if (site.types.roots.empty() && site.arg_names.empty() && record.args.size() <= kMaxArgs) {
+        // A fixed array: this loop runs for every argument of every record.
+        thread_local std::array<fmt::basic_format_arg<fmt::format_context>, kMaxArgs> fmt_args;
+        std::size_t count = 0;
+        for (const Arg& a : record.args) fmt_args[count++] = to_fmt_arg(a);
+        fmt::vformat_to(fmt::appender(message), fmt::string_view(site.format.data(), site.format.size()),
+                        fmt::basic_format_args<fmt::format_context>(fmt_args.data(), static_cast<int>(count)));
+      } else {
+        format_structured(message, record);
+      }
       out.append(message.data(), message.size());
       return true;
     } catch (const fmt::format_error& e) {
@@ -174,6 +221,11 @@ void append_json_string(std::string& out, std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
+    // Most text is printable ASCII that needs no escape: copied a run at a time.
+    const auto* run = p;
+    while (p < end && *p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\') ++p;
+    if (p != run) out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+    if (p == end) break;
     unsigned char c = *p;
     if (c < 0x80) {
       switch (c) {
@@ -441,7 +493,9 @@ void append_json_number(std::string& out, double value) {
   }
 }
 
-void append_json_arg(std::string& out, const Arg& a) {
+}  // namespace
+
+void detail::append_json_scalar(std::string& out, const Arg& a) {
   switch (static_cast<TypeTag>(a.tag)) {
     case TypeTag::i8:
     case TypeTag::i16:
@@ -490,11 +544,11 @@ void append_json_arg(std::string& out, const Arg& a) {
       fmt::format_to(std::back_inserter(out), "\"{}\"",
                      reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
       return;
+    case TypeTag::structured:
+      break;  // not a scalar: see append_json_value
   }
   out += "null";
 }
-
-}  // namespace
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
   std::string message;
@@ -515,24 +569,40 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view("terse"));
   fmt::format_to(std::back_inserter(out), ",\"line\":{},\"message\":", is_log ? record.site->line : 0u);
   append_json_string(out, message);
-  out += ",\"args\":[";
-  if (is_log) {
-    bool first = true;
-    for (const Arg& a : record.args) {
-      if (!first) out += ',';
-      first = false;
-      if (rewrite && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
-        std::string text(a.text);
-        rewrite(text);
-        append_json_string(out, text);
+  out += ",\"args\":";
+  if (!is_log) {
+    fmt::format_to(std::back_inserter(out), "[{}]}}\n", record.dropped_count);
+    return;
+  }
+  // With argument names, "args" is an object: by name, or by position
+  // (a decimal string) for an argument given without one.
+  const Site& site = *record.site;
+  bool named = !site.arg_names.empty();
+  out += named ? '{' : '[';
+  if (!site.types.roots.empty()) detail::reset_render_budget();  // user types render their text
+  for (std::size_t i = 0; i < record.args.size(); ++i) {
+    const Arg& a = record.args[i];
+    if (i > 0) out += ',';
+    if (named) {
+      const std::string& name = site.arg_names[i];
+      if (name.empty()) {
+        fmt::format_to(std::back_inserter(out), "\"{}\":", i);
       } else {
-        append_json_arg(out, a);
+        append_json_string(out, name);
+        out += ':';
       }
     }
-  } else {
-    fmt::format_to(std::back_inserter(out), "{}", record.dropped_count);
+    if (is_structured(a)) {
+      detail::append_json_value(out, detail::StructuredView{&site.types, a.type, a.text}, rewrite);
+    } else if (rewrite && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
+      std::string text(a.text);
+      rewrite(text);
+      append_json_string(out, text);
+    } else {
+      detail::append_json_scalar(out, a);
+    }
   }
-  out += "]}\n";
+  out += named ? "}}\n" : "]}\n";
 }
 
 }  // namespace terse::decoder

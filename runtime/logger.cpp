@@ -26,6 +26,7 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "interning.hpp"
 
 namespace terse {
 namespace detail {
@@ -85,6 +86,7 @@ struct Batch {
   Calibration calibration;
   std::uint64_t flush_sequence = 0;  // non-zero: completes that flush once written
   bool last = false;                 // the collector has stopped
+  bool has_long_args = false;        // some record may hold a string worth interning
 
   void clear() {
     dictionary.clear();
@@ -94,6 +96,7 @@ struct Batch {
     calibration_changed = false;
     flush_sequence = 0;
     last = false;
+    has_long_args = false;
   }
 };
 
@@ -664,6 +667,7 @@ class Logger {
     out = wire::write_varint(out, c.buffer->index);
     out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
     out = wire::write_varint(out, c.header.args_size);
+    if (c.header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
     std::memcpy(out, c.args, c.header.args_size);
     if (c.header.site_id != schema::kControlSiteId) delta_code(batch, c.header.site_id, out, c.header.args_size);
     batch.records.commit(out + c.header.args_size);
@@ -925,8 +929,21 @@ class Logger {
     } else if (!batch.dictionary.empty() && !fresh) {
       append_dictionary_frames(out_, batch.dictionary, level, cctx_, scratch_);
     }
-    if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, batch.records, level, cctx_, scratch_);
-    if (!append_to_file(out_)) return false;
+    std::string_view records = batch.records;
+    if (batch.record_count > 0 && batch.has_long_args) {
+      interned_entries_.clear();
+      if (interner_.rewrite(records, interned_records_, interned_entries_)) {
+        records = interned_records_;
+        if (!interned_entries_.empty())
+          append_dictionary_frames(out_, interned_entries_, level, cctx_, scratch_);
+      }
+    }
+    if (batch.record_count > 0) append_frame(out_, schema::FrameType::records, records, level, cctx_, scratch_);
+    if (!append_to_file(out_)) {
+      interner_.discard();
+      return false;
+    }
+    interner_.confirm();
     replay_dictionary_ = false;
     records_written_.fetch_add(batch.record_count, std::memory_order_relaxed);
     bytes_in_.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
@@ -1138,6 +1155,7 @@ class Logger {
       current_fd_.store(fd, std::memory_order_release);
       path_ = path;
       file_bytes_ = 0;
+      interner_.new_file();
       files_opened_.fetch_add(1, std::memory_order_relaxed);
       file_started_ = write_file_start();
       ++sequence_;
@@ -1252,6 +1270,9 @@ class Logger {
   std::chrono::steady_clock::time_point unsynced_since_{};
   ZSTD_CCtx* cctx_ = nullptr;
   std::string dictionary_;  // every entry written so far, replayed into each new file
+  TextInterner interner_;   // per file
+  std::string interned_records_;
+  std::string interned_entries_;
   std::string out_;
   std::string scratch_;
   int fd_ = -1;

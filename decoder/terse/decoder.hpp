@@ -39,7 +39,69 @@ struct FormatCheck {
   std::string error;
   std::vector<std::uint16_t> dynamic_args;  // arguments used as a width or a precision
 };
-FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> tags);
+// `names` are the site's argument names (FORMAT.md §6), empty for a
+// positional argument; `{name}` fields may refer to the non-empty ones. An
+// argument tagged structured takes whatever spec its formatter parses, with
+// every number in it bounded like a width.
+FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> tags,
+                         std::span<const std::string> names = {});
+
+// ---- structured values (FORMAT.md §8.1) -------------------------------------
+
+// A piece of SiteTypes::text.
+struct TextRef {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+// One node of a type expression. `code` is a scalar tag of §8 (0x01-0x10)
+// or a schema::TypeNode; what else is set depends on it. Kept small: a
+// hostile site may hold thousands.
+struct TypeExpr {
+  std::uint8_t code = 0;
+  std::uint8_t rep = 0;    // duration, time point: the count's tag; enum: the underlying tag
+  std::uint8_t clock = 0;  // time point: a schema::Clock
+  // Composite nodes: their children are SiteTypes::children[first, first +
+  // count). An enum: its enumerators are SiteTypes::enumerators[first,
+  // first + count), sorted by value.
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  // Duration, time point: its period in SiteTypes::periods; user type: its
+  // entry in SiteTypes::users.
+  std::uint32_t extra = 0;
+  TextRef name;  // aggregate, enum, user type: the C++ type name
+};
+
+struct Period {
+  std::uint64_t num = 1;  // reduced, as std::ratio keeps them
+  std::uint64_t den = 1;
+};
+
+struct UserType {
+  TextRef format;
+  FormatCheck check;  // of `format`, its fields standing for the arguments
+};
+
+struct Enumerator {
+  std::int64_t value = 0;
+  TextRef name;
+};
+
+// Every type expression of one site in flat vectors: a hostile dictionary
+// entry costs a few allocations, not one per node.
+struct SiteTypes {
+  std::vector<TypeExpr> nodes;
+  std::vector<std::uint32_t> children;  // node indexes
+  std::vector<TextRef> field_names;     // parallel to `children`; an aggregate's member names
+  std::vector<Enumerator> enumerators;  // one per value: the first name listed for it
+  std::vector<Period> periods;
+  std::vector<UserType> users;
+  std::string text;
+  std::vector<std::uint32_t> roots;  // the expression of each structured argument, in argument order
+
+  std::string_view view(TextRef ref) const { return std::string_view(text).substr(ref.offset, ref.size); }
+  const TypeExpr& child(const TypeExpr& parent, std::uint32_t k) const { return nodes[children[parent.first + k]]; }
+};
 
 struct Site {
   std::uint32_t id = 0;
@@ -48,7 +110,14 @@ struct Site {
   std::string file;
   std::string format;
   std::vector<std::uint8_t> tags;
+  SiteTypes types;  // FORMAT.md §8.1; empty without structured arguments
+  // FORMAT.md §6: one per argument ("" for a positional one), or none when
+  // every argument is positional.
+  std::vector<std::string> arg_names;
   FormatCheck check;
+  // False when the entry's type expressions or names are malformed: the
+  // site was reported and its records are skipped (FORMAT.md §6, §8.1).
+  bool usable = true;
   // What the stream's Filter said about this site, asked once when its
   // dictionary entry was read; records of an unselected site are skipped
   // before their arguments are parsed.
@@ -64,6 +133,9 @@ struct Thread {
 
 struct Arg {
   std::uint8_t tag = 0;
+  // Tag structured: `text` holds the value's bytes (checked against its
+  // expression), `type` is the expression's root in the site's types.nodes.
+  std::uint32_t type = 0;
   union {
     std::int64_t i;
     std::uint64_t u;
@@ -73,7 +145,7 @@ struct Arg {
     bool b;
     char c;
   };
-  std::string_view text;  // strings
+  std::string_view text;  // strings, structured values
   bool truncated = false;
   bool null_string = false;
   Arg() : u(0) {}
@@ -230,12 +302,16 @@ class LinePattern {
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";
 
-// One JSON object: time, level, thread, file, line, message, args.
+// One JSON object: time, level, thread, file, line, message, args. "args"
+// is an array, or an object keyed by argument name (by position for an
+// unnamed one) when the site names any; structured values are JSON
+// structure (the mapping is documented in decoder/structured.cpp).
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style);
 // Changes text on its way out (redaction, for one).
 using TextRewrite = std::function<void(std::string& text)>;
 // The same with the message already rendered (and rewritten) by the caller;
-// string arguments go through `rewrite` first when it is set.
+// string arguments, and the strings inside structured ones, go through
+// `rewrite` first when it is set.
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
                         const TextRewrite& rewrite);
 

@@ -213,8 +213,8 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
     if (buffer == nullptr) return;
   }
   constexpr std::size_t count = sizeof...(Args);
-  constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
-  constexpr auto structured_tag = static_cast<std::uint8_t>(TypeTag::structured);
+  [[maybe_unused]] constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
+  [[maybe_unused]] constexpr auto structured_tag = static_cast<std::uint8_t>(TypeTag::structured);
   constexpr bool has_strings = (false || ... || (Tags[I] == string_tag));
   constexpr bool has_structured = (false || ... || (Tags[I] == structured_tag));
   std::uint32_t text_lengths[count + 1] = {};

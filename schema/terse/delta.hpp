@@ -66,7 +66,10 @@ class DeltaPlan {
           if (size - at < 4) return false;
           std::uint32_t header;
           std::memcpy(&header, field, 4);
-          std::size_t length = header == schema::kStringNull ? 0 : (header & schema::kStringLengthMask);
+          // A null string has no bytes; an interned one, the u32 id of its text.
+          std::size_t length = header == schema::kStringNull       ? 0
+                               : header == schema::kStringInterned ? 4
+                                                                   : (header & schema::kStringLengthMask);
           if (size - at - 4 < length) return false;
           at += 4 + length;
           continue;

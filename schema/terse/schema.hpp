@@ -46,6 +46,7 @@ enum class InfoKey : std::uint8_t {
 enum class DictKind : std::uint8_t {
   site = 1,
   thread = 2,
+  text = 3,  // 1.1
 };
 
 // FORMAT.md §7: site id 0 marks a control record; its first argument byte is the kind.
@@ -60,6 +61,8 @@ inline constexpr std::uint32_t kStringTruncatedBit = 0x80000000u;
 inline constexpr std::uint32_t kStringLengthMask = 0x7FFFFFFFu;
 // A null `const char*` (no bytes follow).
 inline constexpr std::uint32_t kStringNull = 0xFFFFFFFFu;
+// 1.1: the string is a text entry of the file's dictionary; its u32 id follows.
+inline constexpr std::uint32_t kStringInterned = 0xFFFFFFFEu;
 
 // FORMAT.md §8, the type-tag table. One list feeds both sides: the tag value,
 // its name and the number of bytes its value occupies (0: length-prefixed).

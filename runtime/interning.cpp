@@ -1,0 +1,131 @@
+#include "interning.hpp"
+
+#include <cstring>
+#include <functional>
+
+#include <terse/detail/site.hpp>
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
+
+namespace terse::detail {
+
+bool TextInterner::rewrite(std::string_view records, std::string& out, std::string& entries) {
+  wire::Reader r(records);
+  std::string_view base;
+  if (!r.bytes(8, base)) return false;
+  bool changed = false;
+  std::string rewritten;
+  rewritten.reserve(records.size());
+  rewritten.append(base);
+  while (!r.empty()) {
+    std::uint64_t site_id, thread, delta;
+    std::string_view args;
+    if (!r.varint(site_id) || !r.varint(thread) || !r.varint(delta) || !r.length_prefixed(args, args.npos)) {
+      // Cannot happen for the collector's own bytes; they are written as they are.
+      discard();
+      entries.clear();
+      return false;
+    }
+    wire::put_varint(rewritten, site_id);
+    wire::put_varint(rewritten, thread);
+    wire::put_varint(rewritten, delta);
+    const Site* site = site_id == schema::kControlSiteId ? nullptr : site_by_id(static_cast<std::uint32_t>(site_id));
+    args_.clear();
+    if (site == nullptr || args.size() < kMinLength ||
+        !rewrite_args(args, site->arg_tags, site->arg_count, args_, entries, changed)) {
+      wire::put_bytes(rewritten, args);
+    } else {
+      wire::put_bytes(rewritten, args_);
+    }
+  }
+  if (!changed) return false;
+  out = std::move(rewritten);
+  return true;
+}
+
+bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags, std::size_t count,
+                                std::string& args_out, std::string& entries, bool& changed) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto tag = static_cast<schema::TypeTag>(tags[i]);
+    if (tag != schema::TypeTag::string && tag != schema::TypeTag::structured) {
+      int width = schema::type_tag_size(tags[i]);
+      if (width <= 0 || args.size() - at < static_cast<std::size_t>(width)) return false;
+      args_out.append(args.substr(at, static_cast<std::size_t>(width)));
+      at += static_cast<std::size_t>(width);
+      continue;
+    }
+    if (args.size() - at < 4) return false;
+    std::uint32_t header;
+    std::memcpy(&header, args.data() + at, 4);
+    std::size_t length = tag == schema::TypeTag::structured ? header
+                         : header == schema::kStringNull    ? 0
+                                                            : (header & schema::kStringLengthMask);
+    if (args.size() - at - 4 < length) return false;
+    std::string_view text = args.substr(at + 4, length);
+    bool plain_text = tag == schema::TypeTag::string && header != schema::kStringNull &&
+                      (header & schema::kStringTruncatedBit) == 0;
+    if (!plain_text || length < kMinLength) {
+      args_out.append(args.substr(at, 4 + length));
+      at += 4 + length;
+      continue;
+    }
+    at += 4 + length;
+    std::size_t hash = std::hash<std::string_view>{}(text);
+    std::uint32_t id = 0;
+    auto known = texts_.find(hash);
+    if (known != texts_.end()) {
+      for (const Text& t : known->second)
+        if (t.bytes == text) id = t.id;
+    }
+    if (id == 0 && seen_once_.count(hash) != 0 && text_bytes_ + length <= kMaxTextBytes) {
+      // Its second time in this file: from now on it is written once.
+      id = next_id_++;
+      texts_[hash].push_back(Text{std::string(text), id});
+      text_bytes_ += length;
+      pending_.push_back(hash);
+      std::string body;
+      wire::put_varint(body, id);
+      wire::put_bytes(body, text);
+      entries.push_back(static_cast<char>(schema::DictKind::text));
+      wire::put_varint(entries, body.size());
+      entries.append(body);
+    }
+    if (id == 0) {
+      if (seen_once_.size() >= kMaxSeenOnce) seen_once_.clear();
+      seen_once_.insert(hash);
+      wire::put_le<std::uint32_t>(args_out, static_cast<std::uint32_t>(length));
+      args_out.append(text);
+      continue;
+    }
+    wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
+    wire::put_le<std::uint32_t>(args_out, id);
+    changed = true;
+  }
+  return at == args.size();
+}
+
+void TextInterner::discard() {
+  for (std::size_t hash : pending_) {
+    auto it = texts_.find(hash);
+    if (it == texts_.end()) continue;
+    auto& list = it->second;
+    // Texts of the failed write are the newest of their hash.
+    while (!list.empty() && list.back().id >= next_id_ - static_cast<std::uint32_t>(pending_.size())) {
+      text_bytes_ -= list.back().bytes.size();
+      list.pop_back();
+    }
+    if (list.empty()) texts_.erase(it);
+  }
+  pending_.clear();
+}
+
+void TextInterner::new_file() {
+  texts_.clear();
+  seen_once_.clear();
+  pending_.clear();
+  text_bytes_ = 0;
+  next_id_ = 1;
+}
+
+}  // namespace terse::detail

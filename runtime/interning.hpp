@@ -1,0 +1,54 @@
+// Long strings that repeat within a file are written once (FORMAT.md §6
+// kind 3, §8): frames compress independently, so without this every 1 MiB
+// frame would carry its own copy of a 4 KiB payload the program logs over
+// and over. Runs on the writer thread, which knows where files begin.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace terse::detail {
+
+class TextInterner {
+ public:
+  // Strings shorter than this stay inline: zstd finds their repeats
+  // within a frame anyway.
+  static constexpr std::size_t kMinLength = 128;
+  // Per file: texts kept for comparison, and hashes of texts seen once.
+  static constexpr std::size_t kMaxTextBytes = std::size_t{16} << 20;
+  static constexpr std::size_t kMaxSeenOnce = 1 << 16;
+
+  // Rewrites a records payload (FORMAT.md §7): a long string argument seen
+  // before in this file becomes a reference to a text entry, which is
+  // appended to `entries` (dictionary entries) when it is new. Returns
+  // false, leaving `out` untouched, when nothing was worth changing.
+  bool rewrite(std::string_view records, std::string& out, std::string& entries);
+  // The rewritten frame reached the file: its new texts may be referred to.
+  void confirm() { pending_.clear(); }
+  // It did not: forget the texts it defined (their entries are not there).
+  void discard();
+  // A new file starts: texts of the old one cannot be referred to.
+  void new_file();
+
+ private:
+  struct Text {
+    std::string bytes;
+    std::uint32_t id;
+  };
+  // Appends the argument bytes of one record, interned, to `args_out`.
+  bool rewrite_args(std::string_view args, const std::uint8_t* tags, std::size_t count, std::string& args_out,
+                    std::string& entries, bool& changed);
+
+  std::unordered_map<std::size_t, std::vector<Text>> texts_;  // by hash
+  std::unordered_set<std::size_t> seen_once_;
+  std::vector<std::size_t> pending_;  // hashes of texts defined by the last rewrite
+  std::size_t text_bytes_ = 0;
+  std::uint32_t next_id_ = 1;
+  std::string args_;
+};
+
+}  // namespace terse::detail

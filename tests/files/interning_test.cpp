@@ -1,0 +1,126 @@
+// Long strings that repeat are written once per file (FORMAT.md §6 kind 3,
+// §8 interned strings): every record still decodes to its exact text, every
+// file alone, and the repeats cost a few bytes each instead of a copy per
+// frame.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "file_helpers.hpp"
+
+using namespace terse::test;
+
+namespace {
+
+std::string payload(std::size_t size, int seed) {
+  std::string text;
+  std::uint32_t x = static_cast<std::uint32_t>(seed) * 2654435761u + 1;
+  while (text.size() < size) {
+    x = x * 1664525u + 1013904223u;
+    text += static_cast<char>('!' + (x >> 24) % 90);
+  }
+  return text;
+}
+
+std::size_t directory_bytes(const std::string& directory) {
+  std::size_t total = 0;
+  for (const auto& file : log_files(directory)) total += read_file(file).size();
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("a repeated 4 KiB string costs a few bytes per record, and reads back exactly") {
+  TempDir dir;
+  const std::string big = payload(4096, 1);
+  const std::string other = payload(300, 2);
+  std::vector<std::string> expected;
+  terse::start(test_config(dir.path()));
+  for (int i = 0; i < 3000; ++i) {
+    // Repeats, a second repeated text, short strings (never interned) and
+    // long unique ones (interned only if they come back).
+    TERSE_INFO("{} body {} tag {}", i, big, "short");
+    expected.push_back(fmt::format("{} body {} tag {}", i, big, "short"));
+    if (i % 3 == 0) {
+      std::string unique = payload(200, 1000 + i);
+      TERSE_WARN("{} {} {}", other, unique, i);
+      expected.push_back(fmt::format("{} {} {}", other, unique, i));
+    }
+    if (i % 500 == 0) terse::flush();  // many frames, so that texts span them
+  }
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  CHECK(decoded.intact());
+  REQUIRE(decoded.lines.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(decoded.lines[i].message == expected[i]);
+  }
+  // 3000 copies of 4 KiB would be 12 MiB; the 1000 unique 200-byte
+  // strings alone are about 200 KiB of incompressible text.
+  CHECK(directory_bytes(dir.path()) < 300 * 1024);
+}
+
+TEST_CASE("every rolled file decodes alone although its strings were interned") {
+  TempDir dir;
+  const std::string big = payload(2000, 3);
+  auto filler = [](int i) { return payload(100, 5000 + i); };
+  auto config = test_config(dir.path());
+  config.roll_bytes = 8192;
+  terse::start(config);
+  // The short unique text (never interned) fills the files so they roll.
+  for (int i = 0; i < 400; ++i) {
+    TERSE_INFO("{} {} {}", i, big, filler(i));
+    if (i % 20 == 19) terse::flush();
+  }
+  terse::stop();
+  auto files = log_files(dir.path());
+  REQUIRE(files.size() > 3);
+  int next = 0;
+  for (const auto& file : files) {
+    Decoded alone = decode_files({file});
+    INFO(file);
+    CHECK(alone.intact());
+    for (const auto& line : alone.lines) {
+      CHECK(line.message == fmt::format("{} {} {}", next, big, filler(next)));
+      ++next;
+    }
+  }
+  CHECK(next == 400);
+}
+
+TEST_CASE("a lost text entry costs the records that use it, reported, and nothing else") {
+  TempDir dir;
+  const std::string big = payload(1000, 4);
+  auto config = test_config(dir.path());
+  config.compression_level = 0;
+  terse::start(config);
+  TERSE_INFO("first {}", big);
+  terse::flush();
+  TERSE_INFO("second {}", big);  // interned here: its text entry precedes it
+  terse::flush();
+  TERSE_INFO("plain {}", 7);
+  terse::stop();
+  auto files = log_files(dir.path());
+  REQUIRE(files.size() == 1);
+  std::string bytes = read_file(files[0]);
+  // The text entry's frame is the only dictionary frame holding the text.
+  auto dictionaries = frames_of_type(bytes, 3);
+  std::size_t damaged = 0;
+  for (const auto& frame : dictionaries) {
+    std::string_view payload_bytes(bytes.data() + frame.payload(), frame.raw);
+    if (payload_bytes.find(big) != std::string_view::npos) {
+      flip_byte(bytes, frame.payload() + frame.raw - 1);  // payload checksum fails
+      ++damaged;
+    }
+  }
+  REQUIRE(damaged == 1);
+  Decoded decoded = decode_bytes(bytes);
+  std::vector<std::string> messages;
+  for (const auto& line : decoded.lines) messages.push_back(line.message);
+  CHECK(messages == std::vector<std::string>{"first " + big, "plain 7"});
+  CHECK(decoded.problems.size() >= 2);  // the damaged frame, the record it costs
+}
