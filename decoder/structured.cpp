@@ -7,6 +7,8 @@
 #include <ctime>
 #include <iterator>
 #include <numeric>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace terse::decoder::detail {
@@ -606,33 +608,55 @@ class JsonWriter {
     read_count(r, stored, total);
     const TypeExpr& key = types_.child(node, 0);
     const TypeExpr& mapped = types_.child(node, 1);
-    bool object = key_is_text(key);
-    out_ += object ? '{' : '[';
+    if (key_is_text(key)) {
+      // An object only when its names come out unique: a multimap, keys
+      // that differ only in invalid UTF-8 (both U+FFFD) or a real "..." key
+      // beside the cut marker would make names repeat, which JSON readers
+      // resolve by dropping values. Such a map is written as pairs instead.
+      std::size_t start = out_.size();
+      wire::Reader from = r;
+      if (map_as_object(key, mapped, r, stored, total)) return;
+      out_.resize(start);
+      r = from;
+    }
+    out_ += '[';
     for (std::uint32_t i = 0; i < stored; ++i) {
       if (i) out_ += ',';
-      if (object) {
-        key_text(key, r);
-        out_ += ':';
-        value(mapped, r);
-      } else {
-        out_ += '[';
-        value(key, r);
-        out_ += ',';
-        value(mapped, r);
-        out_ += ']';
-      }
+      out_ += '[';
+      value(key, r);
+      out_ += ',';
+      value(mapped, r);
+      out_ += ']';
       check();
     }
     if (total != stored) {
       if (stored) out_ += ',';
-      if (object) {
-        out_ += "\"...\":";
-        append_json_string(out_, fmt::format("{} total", total));
-      } else {
-        truncation_note(total);
-      }
+      truncation_note(total);
     }
-    out_ += object ? '}' : ']';
+    out_ += ']';
+  }
+
+  bool map_as_object(const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r, std::uint32_t stored,
+                     std::uint64_t total) {
+    std::unordered_set<std::string> names;
+    out_ += '{';
+    for (std::uint32_t i = 0; i < stored; ++i) {
+      if (i) out_ += ',';
+      std::size_t name_at = out_.size();
+      key_text(key, r);
+      if (!names.insert(out_.substr(name_at)).second) return false;
+      out_ += ':';
+      value(mapped, r);
+      check();
+    }
+    if (total != stored) {
+      if (names.count("\"...\"")) return false;
+      if (stored) out_ += ',';
+      out_ += "\"...\":";
+      append_json_string(out_, fmt::format("{} total", total));
+    }
+    out_ += '}';
+    return true;
   }
 
   // A key as a JSON string: the string itself, or the enumerator's name

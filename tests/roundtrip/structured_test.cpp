@@ -20,6 +20,8 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/std.h>  // the expectations: fmt::format of paths, variants, thread ids
+
 #include "roundtrip.hpp"
 
 using namespace terse::test;
@@ -192,6 +194,7 @@ TEST_CASE("optionals and error codes print as fmt 10 does") {
 TEST_CASE("user types log through a codec or, when asked, formatted on the calling thread") {
   RoundTrip rt;
   TERSE_EXPECT_TEXT(rt, "price 12.50 EUR", "price {}", shop::Money{1250, "EUR"});
+  TERSE_EXPECT_TEXT(rt, "[   12.50 EUR]", "[{:>12}]", shop::Money{1250, "EUR"});
   TERSE_EXPECT_TEXT(rt, "[1.05 USD, 0.99 GBP]", "{}", std::vector<shop::Money>{{105, "USD"}, {99, "GBP"}});
   TERSE_EXPECT(rt, "outside {}", shop::Celsius{21.5});
   // The type's formatter runs with an empty spec; the message's spec then

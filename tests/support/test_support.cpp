@@ -25,6 +25,39 @@ std::vector<std::string> log_files(const std::string& directory) {
   return files;
 }
 
+namespace {
+
+// One past the end of the compact JSON value that starts at `at` (as
+// append_json_record writes it: no spaces), or the text's size when the
+// value does not end.
+std::size_t json_value_end(const std::string& json, std::size_t at) {
+  int depth = 0;
+  bool in_string = false;
+  for (; at < json.size(); ++at) {
+    char c = json[at];
+    if (in_string) {
+      if (c == '\\') {
+        ++at;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) return at + 1;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      if (depth == 0) return at;  // the end of the enclosing value: a scalar ended
+      if (--depth == 0) return at + 1;
+    } else if (c == ',' || c == ':') {
+      if (depth == 0) return at;
+    }
+  }
+  return json.size();
+}
+
+}  // namespace
+
 Line to_line(const decoder::Record& record) {
   Line line;
   line.unix_ns = record.unix_ns;
@@ -41,8 +74,26 @@ Line to_line(const decoder::Record& record) {
   line.line = record.site->line;
   std::string json;
   decoder::append_json_record(json, record, decoder::TimeStyle{true});
-  auto begin = json.find("\"args\":[");
-  if (begin != std::string::npos) line.json_args.push_back(json.substr(begin + 8, json.size() - begin - 8 - 3));
+  // "args" is the record's last key, and the first place `"args":` can
+  // appear outside a string: the keys before it are fixed and their values
+  // are numbers or escaped strings.
+  auto key = json.find("\"args\":");
+  if (key == std::string::npos) return line;
+  std::size_t begin = key + 7;
+  if (json.compare(begin, 1, "[") == 0) {
+    // An array: its inside, every argument together, as one text.
+    line.json_args.push_back(json.substr(begin + 1, json.size() - begin - 1 - 3));
+  } else if (json.compare(begin, 1, "{") == 0) {
+    // An object (a site with argument names): each member's value in order.
+    std::size_t at = begin + 1;
+    while (at < json.size() && json[at] != '}') {
+      std::size_t colon = json_value_end(json, at);  // past the key
+      if (colon >= json.size() || json[colon] != ':') break;
+      std::size_t end = json_value_end(json, colon + 1);
+      line.json_args.push_back(json.substr(colon + 1, end - colon - 1));
+      at = end < json.size() && json[end] == ',' ? end + 1 : end;
+    }
+  }
   return line;
 }
 

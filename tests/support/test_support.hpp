@@ -46,7 +46,10 @@ struct Line {
   bool dropped = false;
   std::uint64_t dropped_count = 0;
   bool formatted = true;
-  std::vector<std::string> json_args;  // each argument as its JSON text
+  // The record's JSON "args": for a site without argument names, the inside
+  // of the array as one text ("1,\"a\""); for one with names (an object),
+  // each argument's JSON text, in argument order.
+  std::vector<std::string> json_args;
 };
 
 struct Decoded {

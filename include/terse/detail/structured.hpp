@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <iterator>
 #include <map>
 #include <set>
@@ -30,7 +29,6 @@
 #include <boost/pfr/tuple_size.hpp>
 #include <fmt/chrono.h>
 #include <fmt/ranges.h>
-#include <fmt/std.h>
 
 #include <terse/detail/encode.hpp>
 #include <terse/detail/reflect.hpp>
@@ -130,6 +128,17 @@ concept HasFieldList = requires {
   fields<T>::members;
 };
 
+// std::filesystem::path, recognised by its shape so that this header does
+// not pull <filesystem> into every file that logs.
+template <typename T>
+concept PathLike = requires(const T& p) {
+  typename T::string_type;
+  typename T::value_type;
+  T::preferred_separator;
+  p.native();
+  p.filename();
+};
+
 template <typename T>
 concept IterableRange = requires(const T& r) {
   std::begin(r);
@@ -189,7 +198,7 @@ constexpr Kind kind_of() {
   else if constexpr (is_duration<T>) return Kind::duration;
   else if constexpr (is_time_point<T>) return Kind::time_point;
   else if constexpr (std::is_same_v<T, std::error_code>) return Kind::error_code;
-  else if constexpr (std::is_same_v<T, std::filesystem::path>) return Kind::path;
+  else if constexpr (PathLike<T>) return Kind::path;
   else if constexpr (std::is_same_v<T, std::thread::id>) return Kind::thread_id;
   else if constexpr (HasFieldList<T>) return Kind::field_list;
   else if constexpr (MapLike<T>) return Kind::map;
@@ -275,20 +284,21 @@ struct checked_as_tuple<std::array<T, N>> {
 };
 
 template <typename T>
-struct checked_as_variant;
-template <typename... E>
-struct checked_as_variant<std::variant<E...>> {
-  using type = std::variant<checked_as_t<E>...>;
-};
-
-template <typename T>
 constexpr auto checked_type_of() {
   constexpr Kind kind = kind_of<T>();
   if constexpr (is_named_argument<T>) {
     return std::type_identity<fmt::detail::named_arg<char, checked_as_t<unnamed_t<T>>>>{};
-  } else if constexpr (kind == Kind::scalar || kind == Kind::monostate || kind == Kind::duration ||
-                       kind == Kind::path || kind == Kind::thread_id) {
+  } else if constexpr (kind == Kind::scalar || kind == Kind::duration) {
     return std::type_identity<T>{};
+  } else if constexpr (kind == Kind::path || kind == Kind::thread_id) {
+    // fmt/std.h formats both with a string's spec; stand-ins spare every
+    // logging file that header's cost.
+    return std::type_identity<RenderedAsText>{};
+  } else if constexpr (kind == Kind::variant || kind == Kind::monostate) {
+    return std::type_identity<RenderedWithoutSpec>{};
+  } else if constexpr (kind == Kind::user) {
+    static_assert(CodecCheck<T>::ok);
+    return std::type_identity<RenderedAsText>{};
   } else if constexpr (kind == Kind::enumeration || kind == Kind::secret || kind == Kind::preformatted) {
     return std::type_identity<RenderedAsText>{};
   } else if constexpr (kind == Kind::time_point) {
@@ -306,11 +316,8 @@ constexpr auto checked_type_of() {
     return std::type_identity<std::vector<checked_as_t<range_element_t<T>>>>{};
   } else if constexpr (kind == Kind::tuple) {
     return std::type_identity<typename checked_as_tuple<T>::type>{};
-  } else if constexpr (kind == Kind::variant) {
-    return std::type_identity<typename checked_as_variant<T>::type>{};
   } else {
     require_loggable<T>();
-    if constexpr (kind == Kind::user) static_assert(CodecCheck<T>::ok);
     return std::type_identity<RenderedWithoutSpec>{};
   }
 }
