@@ -8,13 +8,28 @@
 #include <terse/wire.hpp>
 
 namespace terse::detail {
+namespace {
+
+// Hashing every byte of every long string would cost the writer more than
+// the compression it saves; the length and both ends pick the candidate,
+// and a full comparison decides (a text seen once is remembered by this
+// hash alone: a false match only interns a string one occurrence early).
+std::size_t sample_hash(std::string_view text) {
+  constexpr std::size_t kEdge = 64;
+  std::size_t hash = std::hash<std::string_view>{}(text.substr(0, kEdge));
+  hash ^= std::hash<std::string_view>{}(text.substr(text.size() - kEdge)) * 0x9E3779B97F4A7C15ull;
+  return hash ^ (text.size() * 0xC2B2AE3D27D4EB4Full);
+}
+
+}  // namespace
 
 bool TextInterner::rewrite(std::string_view records, std::string& out, std::string& entries) {
   wire::Reader r(records);
   std::string_view base;
   if (!r.bytes(8, base)) return false;
   bool changed = false;
-  std::string rewritten;
+  std::string& rewritten = rewritten_;
+  rewritten.clear();
   rewritten.reserve(records.size());
   rewritten.append(base);
   while (!r.empty()) {
@@ -39,7 +54,7 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
     }
   }
   if (!changed) return false;
-  out = std::move(rewritten);
+  out.swap(rewritten);
   return true;
 }
 
@@ -71,7 +86,7 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
       continue;
     }
     at += 4 + length;
-    std::size_t hash = std::hash<std::string_view>{}(text);
+    std::size_t hash = sample_hash(text);
     std::uint32_t id = 0;
     auto known = texts_.find(hash);
     if (known != texts_.end()) {

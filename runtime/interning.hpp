@@ -49,6 +49,7 @@ class TextInterner {
   std::size_t text_bytes_ = 0;
   std::uint32_t next_id_ = 1;
   std::string args_;
+  std::string rewritten_;
 };
 
 }  // namespace terse::detail
