@@ -183,6 +183,7 @@ struct StreamDecoder::State {
 
   bool next(Record& record);
   bool payload_of(const Frame& frame, std::string_view& out);
+  void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
   void text_entry(const Frame& frame, wire::Reader& body);
@@ -310,7 +311,10 @@ bool StreamDecoder::State::next(Record& record) {
     std::string_view payload;
     switch (static_cast<schema::FrameType>(frame.type)) {
       case schema::FrameType::info:
-        break;  // nothing in it changes how records decode
+        // Nothing in it changes how records decode; only the private-value
+        // mode is kept, for what a reader may want to say about the file.
+        if (payload_of(frame, payload)) info(payload);
+        break;
       case schema::FrameType::calibration:
         if (payload_of(frame, payload)) calibration(frame, payload);
         break;
@@ -344,6 +348,18 @@ bool StreamDecoder::State::next(Record& record) {
         break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
+  }
+}
+
+void StreamDecoder::State::info(std::string_view payload) {
+  wire::Reader r(payload);
+  while (!r.empty()) {
+    std::uint8_t key;
+    std::string_view value;
+    if (!r.le(key) || !r.length_prefixed(value, payload.size())) return;  // ignorable, so never damage
+    if (key != static_cast<std::uint8_t>(schema::InfoKey::private_values) || value.size() > 16) continue;
+    auto& seen = summary.private_values;
+    if (std::find(seen.begin(), seen.end(), value) == seen.end() && seen.size() < 3) seen.emplace_back(value);
   }
 }
 

@@ -48,6 +48,7 @@ struct Totals {
   std::uint64_t file_bytes = 0;
   decoder::Summary frames;  // frames, records, stored and raw bytes, damage summed
   std::uint64_t torn_tails = 0;
+  std::vector<std::string> private_values;  // the modes the files were opened with
   std::array<std::uint64_t, kLevels> levels{};
   std::uint64_t drop_reports = 0;
   std::uint64_t dropped = 0;
@@ -174,6 +175,7 @@ inline void print_text(const Totals& t, const StatsOptions& o, std::string& out)
     put(out, "time span  {} … {} ({})\n", time_text(t.first_ns, o.utc), time_text(t.last_ns, o.utc),
         duration_text(t.last_ns - t.first_ns));
   put(out, "dropped    {} records in {} reports\n", t.dropped, t.drop_reports);
+  if (!t.private_values.empty()) put(out, "private    values stored as: {}\n", fmt::join(t.private_values, ", "));
   if (t.frames.damaged || t.torn_tails) put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
   put(out, "\nlevels\n");
   for (int l = kLevels - 1; l >= 0; --l)
@@ -213,6 +215,12 @@ inline void print_json(const Totals& t, const StatsOptions& o, std::string& out)
       t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes) : 0.0);
   put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"damaged\":{},\"torn_tails\":{}", records, t.dropped,
       t.drop_reports, t.frames.damaged, t.torn_tails);
+  out += ",\"private_values\":[";
+  for (std::size_t i = 0; i < t.private_values.size(); ++i) {
+    if (i) out += ',';
+    decoder::append_json_string(out, t.private_values[i]);
+  }
+  out += ']';
   if (t.first_ns <= t.last_ns) {
     out += ",\"first\":";
     decoder::append_json_string(out, rfc3339(t.first_ns, o.utc));
@@ -294,6 +302,9 @@ inline bool run_stats(const StatsOptions& o) {
     t.frames.stored_bytes += s.stored_bytes;
     t.frames.raw_bytes += s.raw_bytes;
     if (s.damaged) ok = false;
+    for (const auto& mode : s.private_values)
+      if (std::find(t.private_values.begin(), t.private_values.end(), mode) == t.private_values.end())
+        t.private_values.push_back(mode);
   }
   std::string out;
   if (o.json) {

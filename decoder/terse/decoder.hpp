@@ -189,6 +189,10 @@ struct Summary {
   std::uint64_t stored_bytes = 0;  // frame payloads as stored (compressed)
   std::uint64_t raw_bytes = 0;     // the same payloads decompressed
   bool torn_tail = false;
+  // How the writer stored terse::secret() values when it opened each file
+  // (FORMAT.md §4 info key 8: "omit", "hash" or "clear"), in the order first
+  // seen; empty for files of writers before 1.1.
+  std::vector<std::string> private_values;
   bool intact() const { return damaged == 0 && !torn_tail; }
 };
 

@@ -78,3 +78,19 @@ TEST_CASE("stats reports damage with the file and exits 1") {
   CHECK(run.exit_code == 1);
   CHECK(run.err.find(file + ": offset " + std::to_string(records[0].offset)) != std::string::npos);
 }
+
+TEST_CASE("stats says how the files store private values") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.private_values = terse::PrivateValues::hash;
+  config.private_key = "stats test key";
+  terse::start(config);
+  TERSE_INFO("token {}", terse::secret(std::string("hunter2")));
+  terse::stop();
+  auto text = run_terse({"stats", dir.path()});
+  INFO(text.out);
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("private    values stored as: hash\n") != std::string::npos);
+  auto json = run_terse({"stats", "--json", dir.path()});
+  CHECK(json.out.find("\"private_values\":[\"hash\"]") != std::string::npos);
+}
