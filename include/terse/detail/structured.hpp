@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <set>
@@ -538,26 +539,24 @@ std::uint32_t format_eagerly_now(const T& value, const Limits& limits) noexcept 
 template <typename T>
 constexpr std::size_t fixed_size_of();  // 0: the size depends on the value
 
-template <typename Tuple, std::size_t... I>
-constexpr std::size_t fixed_size_of_elements(std::index_sequence<I...>) {
-  std::size_t sizes[] = {0, fixed_size_of<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>()...};
+// The sum of the parts' fixed sizes, or 0 when any part's size depends on its value.
+constexpr std::size_t fixed_sum(std::initializer_list<std::size_t> sizes) {
   std::size_t total = 0;
-  for (std::size_t i = 1; i < sizeof sizes / sizeof sizes[0]; ++i) {
-    if (sizes[i] == 0) return 0;
-    total += sizes[i];
+  for (std::size_t size : sizes) {
+    if (size == 0) return 0;
+    total += size;
   }
   return total;
 }
 
+template <typename Tuple, std::size_t... I>
+constexpr std::size_t fixed_size_of_elements(std::index_sequence<I...>) {
+  return fixed_sum({fixed_size_of<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>()...});
+}
+
 template <typename T, std::size_t... I>
 constexpr std::size_t fixed_size_of_fields(std::index_sequence<I...>) {
-  std::size_t sizes[] = {0, fixed_size_of<std::remove_cvref_t<boost::pfr::tuple_element_t<I, T>>>()...};
-  std::size_t total = 0;
-  for (std::size_t i = 1; i < sizeof sizes / sizeof sizes[0]; ++i) {
-    if (sizes[i] == 0) return 0;
-    total += sizes[i];
-  }
-  return total;
+  return fixed_sum({fixed_size_of<std::remove_cvref_t<boost::pfr::tuple_element_t<I, T>>>()...});
 }
 
 // Fixed-size values with no bytes (an empty tuple, a monostate) count as
@@ -652,10 +651,7 @@ std::size_t value_size(const T& value, const Limits& limits) noexcept {
     (void)value;
     (void)limits;
     return fixed;
-  } else if constexpr (kind == Kind::scalar) {  // strings
-    if constexpr (is_char_pointer<T>) {
-      if (value == nullptr) return 4;
-    }
+  } else if constexpr (kind == Kind::scalar) {  // strings; a null one has length 0
     std::size_t length = string_length(value);
     return 4 + (length > limits.max_string ? limits.max_string : length);
   } else if constexpr (kind == Kind::secret) {
@@ -737,15 +733,10 @@ char* write_value(char* out, const T& value, const Limits& limits) noexcept {
   if constexpr (kind == Kind::scalar) {
     constexpr auto tag = static_cast<std::uint8_t>(natural_tag<T>());
     if constexpr (tag == static_cast<std::uint8_t>(TypeTag::string)) {
-      if constexpr (is_char_pointer<T>) {
-        if (value == nullptr) return put_raw(out, schema::kStringNull);
-      }
+      // A null `const char*` has length 0, and encode_arg marks it null.
       std::size_t length = string_length(value);
       bool truncated = length > limits.max_string;
-      if (truncated) length = limits.max_string;
-      out = put_raw(out, static_cast<std::uint32_t>(length) | (truncated ? schema::kStringTruncatedBit : 0u));
-      if (length != 0) std::memcpy(out, string_data(value), length);
-      return out + length;
+      return encode_arg<tag>(out, value, static_cast<std::uint32_t>(truncated ? limits.max_string : length), truncated);
     } else {
       return encode_arg<tag>(out, value, 0, false);
     }
