@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <terse/terse.hpp>
+#include <terse/wire.hpp>
 
 namespace terse::detail {
 
@@ -49,6 +50,19 @@ inline void room_freed(ThreadBuffer& buffer) noexcept {
 }
 
 std::int64_t realtime_ns() noexcept;
+
+// One record of a batch's records payload (FORMAT.md §7) as the collector
+// wrote it; the writer walks them to count losses and to intern strings.
+struct BatchRecord {
+  std::uint64_t site_id = 0;
+  std::uint64_t thread = 0;
+  std::uint64_t tick_delta = 0;  // zigzag-encoded, as stored
+  std::string_view args;
+};
+inline bool next_batch_record(wire::Reader& r, BatchRecord& record) {
+  return r.varint(record.site_id) && r.varint(record.thread) && r.varint(record.tick_delta) &&
+         r.length_prefixed(record.args, std::string_view::npos);
+}
 
 // Private values (runtime/structured.cpp): the key of PrivateValues::hash.
 void set_private_key(std::string_view key) noexcept;

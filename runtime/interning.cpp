@@ -7,6 +7,8 @@
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
+#include "internal.hpp"
+
 namespace terse::detail {
 namespace {
 
@@ -32,19 +34,20 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
   rewritten.clear();
   rewritten.reserve(records.size());
   rewritten.append(base);
+  BatchRecord record;
   while (!r.empty()) {
-    std::uint64_t site_id, thread, delta;
-    std::string_view args;
-    if (!r.varint(site_id) || !r.varint(thread) || !r.varint(delta) || !r.length_prefixed(args, args.npos)) {
+    if (!next_batch_record(r, record)) {
       // Cannot happen for the collector's own bytes; they are written as they are.
       discard();
       entries.clear();
       return false;
     }
-    wire::put_varint(rewritten, site_id);
-    wire::put_varint(rewritten, thread);
-    wire::put_varint(rewritten, delta);
-    const Site* site = site_id == schema::kControlSiteId ? nullptr : site_by_id(static_cast<std::uint32_t>(site_id));
+    wire::put_varint(rewritten, record.site_id);
+    wire::put_varint(rewritten, record.thread);
+    wire::put_varint(rewritten, record.tick_delta);
+    std::string_view args = record.args;
+    const Site* site =
+        record.site_id == schema::kControlSiteId ? nullptr : site_by_id(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
     if (site == nullptr || args.size() < kMinLength ||
         !rewrite_args(args, site->arg_tags, site->arg_count, args_, entries, changed)) {
@@ -73,13 +76,11 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
     if (args.size() - at < 4) return false;
     std::uint32_t header;
     std::memcpy(&header, args.data() + at, 4);
-    std::size_t length = tag == schema::TypeTag::structured ? header
-                         : header == schema::kStringNull    ? 0
-                                                            : (header & schema::kStringLengthMask);
+    std::size_t length = tag == schema::TypeTag::structured ? header : schema::string_bytes_after(header);
     if (args.size() - at - 4 < length) return false;
     std::string_view text = args.substr(at + 4, length);
-    bool plain_text = tag == schema::TypeTag::string && header != schema::kStringNull &&
-                      (header & schema::kStringTruncatedBit) == 0;
+    // Null, interned and truncated headers all have the top bit set.
+    bool plain_text = tag == schema::TypeTag::string && (header & schema::kStringTruncatedBit) == 0;
     if (!plain_text || length < kMinLength) {
       args_out.append(args.substr(at, 4 + length));
       at += 4 + length;

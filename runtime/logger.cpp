@@ -1002,12 +1002,11 @@ class Logger {
     std::uint64_t count = 0;
     wire::Reader r(std::string_view(batch.records));
     r.skip(8);
-    while (!r.empty()) {
-      std::uint64_t site, thread, delta;
-      std::string_view args;
-      if (!r.varint(site) || !r.varint(thread) || !r.varint(delta) || !r.length_prefixed(args, args.npos)) break;
+    BatchRecord record;
+    while (!r.empty() && next_batch_record(r, record)) {
       std::uint64_t dropped = 0;
-      if (site == schema::kControlSiteId && args.size() >= 9 &&
+      std::string_view args = record.args;
+      if (record.site_id == schema::kControlSiteId && args.size() >= 9 &&
           args[0] == static_cast<char>(schema::ControlKind::dropped)) {
         std::memcpy(&dropped, args.data() + 1, 8);
         drops += dropped;

@@ -66,10 +66,7 @@ class DeltaPlan {
           if (size - at < 4) return false;
           std::uint32_t header;
           std::memcpy(&header, field, 4);
-          // A null string has no bytes; an interned one, the u32 id of its text.
-          std::size_t length = header == schema::kStringNull       ? 0
-                               : header == schema::kStringInterned ? 4
-                                                                   : (header & schema::kStringLengthMask);
+          std::size_t length = schema::string_bytes_after(header);
           if (size - at - 4 < length) return false;
           at += 4 + length;
           continue;

@@ -64,6 +64,12 @@ inline constexpr std::uint32_t kStringNull = 0xFFFFFFFFu;
 // 1.1: the string is a text entry of the file's dictionary; its u32 id follows.
 inline constexpr std::uint32_t kStringInterned = 0xFFFFFFFEu;
 
+// The bytes that follow a string's u32 header: none for a null string, the
+// text id for an interned one, else the length bits.
+constexpr std::size_t string_bytes_after(std::uint32_t header) {
+  return header == kStringNull ? 0 : header == kStringInterned ? 4 : (header & kStringLengthMask);
+}
+
 // FORMAT.md §8, the type-tag table. One list feeds both sides: the tag value,
 // its name and the number of bytes its value occupies (0: length-prefixed).
 #define TERSE_SCHEMA_TYPE_TAGS(X) \
