@@ -2,8 +2,9 @@
 # Quick start, part two: build every configuration and run every test.
 #   release  all tests (and the benchmarks compiled, not run)
 #   tsan     the concurrency tests under ThreadSanitizer
-#   asan     decoder, file, CLI and fuzz-corpus tests under AddressSanitizer + UBSan,
-#            then a short libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
+#   asan     decoder, file, CLI, ship and fuzz-corpus tests under AddressSanitizer + UBSan
+#            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
+#            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
 # Usage: scripts/test.sh [release|tsan|asan]...   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +34,8 @@ for config in "${configs[@]}"; do
         -DTERSE_SANITIZE=address,undefined -DTERSE_FUZZ=ON -DTERSE_FUZZ_SECONDS="$fuzz_seconds" \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
       cmake --build build/ci-asan -j"$jobs"
-      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli"
+      TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli|ship"
       ;;
     *)
       echo "unknown configuration '$config' (release, tsan, asan)" >&2

@@ -25,6 +25,8 @@
 #include "filters.hpp"
 #include "inputs.hpp"
 #include "mask.hpp"
+#include "printer.hpp"
+#include "ship.hpp"
 #include "stats.hpp"
 
 using namespace terse::decoder;
@@ -84,64 +86,6 @@ Summary decode_path(const std::string& path, const RecordSink& sink, const Repor
   return decode_file(path, sink, reporter);
 }
 
-// What one record prints as, after redaction and the message filter.
-class Printer {
- public:
-  Printer(std::optional<LinePattern> pattern, TimeStyle style, const std::optional<std::regex>& grep,
-          const Masker* mask)
-      : pattern_(std::move(pattern)), style_(style), grep_(grep), mask_(mask) {
-    if (mask_) rewrite_ = [this](std::string& text) { mask_->apply(text); };
-  }
-
-  bool print(const Record& record, std::string& out) {
-    if (grep_ || mask_) {
-      message_.clear();
-      render_message(record, message_, nullptr, &style_);
-      // Matching what is shown: a masked value cannot be found by --grep.
-      if (mask_) mask_->apply(message_);
-      if (grep_ && !std::regex_search(message_, *grep_)) return false;
-      if (pattern_) {
-        pattern_->append(out, record, style_, message_);
-      } else {
-        append_json_record(out, record, style_, message_, rewrite_);
-      }
-      return true;
-    }
-    if (pattern_) {
-      pattern_->append(out, record, style_);
-    } else {
-      append_json_record(out, record, style_);
-    }
-    return true;
-  }
-
- private:
-  std::optional<LinePattern> pattern_;
-  TimeStyle style_;
-  const std::optional<std::regex>& grep_;
-  const Masker* mask_;
-  TextRewrite rewrite_;
-  std::string message_;
-};
-
-// The first line --schema-header prints: what the records' keys hold, so a
-// pipeline can check that it reads the records it was written for. The
-// version after "terse.record/" changes when a key changes meaning or goes
-// away; new keys may appear without a new version.
-std::string json_schema_header(bool with_cursor) {
-  std::string line =
-      R"j({"schema":"terse.record/1","fields":{)j"
-      R"j("time":"string: RFC 3339, nanoseconds, zone offset (Z with --utc)",)j"
-      R"j("level":"string: trace, debug, info, warn, error or critical",)j"
-      R"j("thread":"integer: OS thread id",)j"
-      R"j("file":"string: source file of the call site (terse for a drop report)",)j"
-      R"j("line":"integer: source line of the call site",)j"
-      R"j("message":"string: the formatted message",)j"
-      R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
-  if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
-  return line + "}}\n";
-}
-
 const char* const kMainFooter = R"(Examples:
   terse cat logs/                          every .tlog file of the directory, oldest first
   terse cat -f logs/ | grep --line-buffered ERROR
@@ -150,6 +94,7 @@ const char* const kMainFooter = R"(Examples:
   terse cat --json logs/ | jq .message
   terse stats logs/
   terse verify logs/app-20261129-001.tlog
+  terse ship --brokers k1:9092 --topic app-logs --cursor-file app.cursor logs/
 
 Run 'terse COMMAND --help' for a command's options; 'man terse' for more.)";
 
@@ -202,7 +147,7 @@ Examples:
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
-  CLI::App app{"terse: read, follow, filter, check and summarise terse binary log files"};
+  CLI::App app{"terse: read, follow, filter, check and summarise terse binary log files, and ship them to Kafka"};
   app.require_subcommand(1);
   app.footer(kMainFooter);
 
@@ -269,6 +214,9 @@ int main(int argc, char** argv) {
   stats->add_flag("--json", stats_options.json, "One JSON object instead of the text report");
   stats->add_flag("--utc", stats_options.utc, "Print times in UTC");
   stats->add_option("--top", stats_options.top, "How many call sites to list (default 20; 0 for all)");
+
+  ShipOptions ship_options;
+  auto* ship = add_ship_command(app, ship_options);
 
   try {
     app.parse(argc, argv);
@@ -426,5 +374,14 @@ int main(int argc, char** argv) {
   }
 
   if (*stats) return run_stats(stats_options) ? kExitOk : kExitDamage;
+  if (*ship) {
+#ifdef TERSE_HAVE_KAFKA
+    return run_ship(ship_options);
+#else
+    std::fprintf(stderr, "terse: this terse was built without librdkafka, so it cannot ship; rebuild it with "
+                         "librdkafka-dev installed\n");
+    return kShipUsage;
+#endif
+  }
   return kExitUsage;
 }

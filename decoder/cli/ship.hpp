@@ -1,0 +1,114 @@
+// `terse ship`: follows logs as `terse cat -f` does and produces each record
+// as one JSON message to a Kafka topic, at least once. The options live here
+// so the command shows in --help even where terse was built without
+// librdkafka; ship.cpp (built only with it) does the work.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "filters.hpp"
+
+namespace terse::cli {
+
+// Exit codes of `terse ship` (terse.1 lists them): a service manager can tell
+// a setup to fix from a broker that refused records.
+inline constexpr int kShipOk = 0;
+inline constexpr int kShipInputDamaged = 1;   // damaged frames (with --once), a cursor that fits no file
+inline constexpr int kShipUsage = 2;          // options, -X properties, the cursor file, --mask rules
+inline constexpr int kShipDeliveryFailed = 3;  // a record refused for good, or left unacknowledged at exit
+
+struct ShipOptions {
+  std::vector<std::string> paths;
+  std::string brokers;
+  std::string topic;
+  std::string cursor_file;
+  std::vector<std::string> properties;  // -X key=value, applied last
+  int batch_records = 1024;
+  int linger_ms = 200;
+  std::string compression = "zstd";
+  int max_buffer_mb = 64;
+  int commit_interval_ms = 100;
+  double stats_interval_s = 0;
+  std::string key = "none";
+  bool once = false;
+  double drain_timeout_s = 30;
+  bool show_cursor = false;
+  std::string mask_path;
+  FilterOptions filters;
+};
+
+inline const char* const kShipFooter =
+    R"(Each record becomes one message: the JSON object 'terse cat -o json' prints, without
+its newline, timestamped with the record's time. The cursor file holds where shipping
+stands; it is replaced (write, fsync, rename) only once the broker acknowledged every
+record before that place, so a restart after a crash or kill -9 sends again at most the
+records that were unacknowledged or acknowledged after the last save (--commit-interval).
+
+A broker that is slow or away is waited for: librdkafka retries with backoff, records
+wait in a buffer bounded by --max-buffer-mb, and reading pauses while it is full. The
+application that writes the logs never waits for ship.
+
+Exit codes: 0 all read records delivered (--once, or stopped by SIGTERM/SIGINT after
+draining); 1 damaged input with --once, or a cursor that fits no file; 2 bad options,
+-X property, cursor file or --mask rules; 3 a record was refused for good, or records were
+still unacknowledged when --drain-timeout ran out (they are sent again at the next start).
+
+Examples:
+  terse ship --brokers k1:9092,k2:9092 --topic app-logs --cursor-file /var/lib/terse/app.cursor logs/
+  terse ship ... --mask mask.rules --level info logs/
+  terse ship ... -X security.protocol=ssl -X linger.ms=50 --stats-interval 10 logs/
+  terse ship ... --once logs/                  ship what is there, wait for the broker, exit)";
+
+inline CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
+  auto* ship = app.add_subcommand("ship", "Produce records to Kafka as JSON messages, at least once, following");
+  ship->footer(kShipFooter);
+  ship->add_option("paths", o.paths, "Files or directories (their .tlog files)")->required();
+  ship->add_option("--brokers", o.brokers, "Bootstrap brokers: HOST:PORT[,HOST:PORT...]")->required();
+  ship->add_option("--topic", o.topic, "Topic to produce to")->required();
+  ship->add_option("--cursor-file", o.cursor_file,
+                   "Where shipping stands: read at start (absent: from the first record), saved as records are "
+                   "acknowledged")
+      ->required();
+  ship->add_option("-X", o.properties, "Any librdkafka producer property, KEY=VALUE (repeatable; applied last)");
+  ship->add_option("--batch-records", o.batch_records, "Most records per batch (batch.num.messages; default 1024)")
+      ->check(CLI::Range(1, 1000000));
+  ship->add_option("--linger-ms", o.linger_ms, "Longest wait to fill a batch (linger.ms; default 200)")
+      ->check(CLI::Range(0, 900000));
+  ship->add_option("--compression", o.compression, "compression.type: zstd (default), lz4, snappy, gzip or none")
+      ->check(CLI::IsMember({"zstd", "lz4", "snappy", "gzip", "none"}));
+  ship->add_option("--max-buffer-mb", o.max_buffer_mb,
+                   "Bound on records waiting for the broker, in MiB (default 64); reading pauses when it is full")
+      ->check(CLI::Range(1, 4096));
+  ship->add_option("--commit-interval", o.commit_interval_ms,
+                   "Milliseconds between saves of the cursor file while records are acknowledged (default 100)")
+      ->check(CLI::Range(0, 3600000));
+  ship->add_option("--stats-interval", o.stats_interval_s,
+                   "Seconds between progress lines on stderr: records, bytes, lag, retries (default 0: none)")
+      ->check(CLI::Range(0.0, 86400.0));
+  ship->add_option("--key", o.key,
+                   "Message key: none (default; spread over partitions), thread (a thread's records stay in "
+                   "order) or site (file:line)")
+      ->check(CLI::IsMember({"none", "thread", "site"}));
+  ship->add_flag("--once", o.once, "Ship what the files hold now, wait for every acknowledgement, exit");
+  ship->add_option("--drain-timeout", o.drain_timeout_s,
+                   "Seconds to wait for acknowledgements when stopping (default 30)")
+      ->check(CLI::Range(0.0, 86400.0));
+  ship->add_flag("--show-cursor", o.show_cursor, "Add a \"cursor\" key to each message, as cat --show-cursor does");
+  ship->add_option("--mask", o.mask_path, "Redact: a file of 'REGEX => REPLACEMENT' lines, as for terse cat");
+  ship->add_option("--level", o.filters.level, "Only this level and above, or a range LOW..HIGH");
+  ship->add_option("--site", o.filters.sites, "Only call sites whose format or file[:line] has TEXT (repeatable)");
+  ship->add_option("--thread", o.filters.threads, "Only this thread: OS thread id or name (repeatable)");
+  ship->add_option("-g,--grep", o.filters.grep, "Only records whose message matches this regex");
+  ship->add_option("-S,--since", o.filters.since, "Only records at or after this time");
+  ship->add_flag("--utc", o.filters.utc, "Times in messages and in --since in UTC instead of local time");
+  return ship;
+}
+
+#ifdef TERSE_HAVE_KAFKA
+int run_ship(const ShipOptions& options);
+#endif
+
+}  // namespace terse::cli

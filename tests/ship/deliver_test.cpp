@@ -1,0 +1,99 @@
+// `terse ship` delivers what `terse cat -o json` prints, one message per
+// record, nothing lost and nothing twice, and leaves its cursor file where
+// `terse cat --show-cursor` says the last record is.
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "kafka_harness.hpp"
+#include "ship_helpers.hpp"
+#include "test_support.hpp"
+
+using namespace terse::test;
+using namespace std::chrono_literals;
+
+TEST_CASE("a million records reach the topic exactly as terse cat prints them") {
+  TempDir dir;
+  const std::string logs = dir / "logs";
+  const long records = scaled(1'000'000);
+  Process writer(writer_args({logs, "app", "mix", std::to_string(records)}), dir / "writer.err");
+  REQUIRE(writer.wait(120s) == 0);
+  std::vector<std::string> expected = cat_json({logs});
+  REQUIRE(expected.size() == static_cast<std::size_t>(records));
+
+  MockCluster cluster(3);
+  // Eight partitions hold the whole run within the mock's per-partition
+  // retention even if the reader falls behind.
+  cluster.create_topic("logs", 8);
+  TopicReader reader(cluster.bootstraps(), "logs");
+  Process ship(ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--once", "--stats-interval", "1"}, {logs}),
+               dir / "ship.err");
+  int code = ship.wait(240s);
+  INFO(ship.stderr_text());
+  REQUIRE(code == 0);
+  REQUIRE(reader.wait_for_count(expected.size(), 60s));
+  std::this_thread::sleep_for(300ms);  // anything extra would show up now
+  reader.stop();
+  INFO(reader.last_error());
+  REQUIRE(reader.gaps().empty());
+
+  Tally tally = compare(sorted_hashes(expected), sorted_hashes(reader));
+  CHECK(tally.missing == 0);
+  CHECK(tally.duplicates == 0);
+  CHECK(tally.unexpected == 0);
+  CHECK(last_stat(ship.stderr_text(), "records") == static_cast<double>(records));
+  CHECK(last_stat(ship.stderr_text(), "lag_records") == 0);
+
+  // Kafka's timestamp is the record's; without a key, batches go to
+  // partitions in turn (librdkafka's sticky partitioner).
+  std::vector<int> per_partition(8, 0);
+  bool keys_empty = true, stamped = true;
+  reader.for_each([&](const MessageView& m) {
+    ++per_partition.at(m.partition);
+    keys_empty = keys_empty && m.key.empty();
+    stamped = stamped && m.timestamp_ms > 1'700'000'000'000;
+  });
+  CHECK(keys_empty);
+  CHECK(stamped);
+  CHECK(std::count_if(per_partition.begin(), per_partition.end(), [](int count) { return count > 0; }) >= 2);
+
+  std::vector<std::string> with_cursor = cat_json({"--show-cursor", logs});
+  std::string saved = read_file(dir / "cursor");
+  CHECK(saved == cursor_of(with_cursor.back()) + "\n");
+}
+
+TEST_CASE("a second run from the saved cursor ships only what was written since") {
+  TempDir dir;
+  const std::string logs = dir / "logs";
+  MockCluster cluster(1);
+  cluster.create_topic("logs", 2);
+  TopicReader reader(cluster.bootstraps(), "logs");
+  auto ship_once = [&](const std::string& name) {
+    Process ship(ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--once", "--key", "thread"}, {logs}),
+                 dir / name);
+    int code = ship.wait(60s);
+    INFO(ship.stderr_text());
+    REQUIRE(code == 0);
+  };
+  Process first(writer_args({logs, "app", "bursts", "3", "50", "0", "first"}), dir / "w1.err");
+  REQUIRE(first.wait(30s) == 0);
+  ship_once("ship1.err");
+  REQUIRE(reader.wait_for_count(150, 10s));
+  Process second(writer_args({logs, "app", "bursts", "2", "50", "0", "second"}), dir / "w2.err");
+  REQUIRE(second.wait(30s) == 0);
+  ship_once("ship2.err");
+  REQUIRE(reader.wait_for_count(250, 10s));
+  std::this_thread::sleep_for(300ms);
+  reader.stop();
+
+  Tally tally = compare(sorted_hashes(cat_json({logs})), sorted_hashes(reader));
+  CHECK(tally.missing == 0);
+  CHECK(tally.duplicates == 0);
+  CHECK(tally.unexpected == 0);
+  // Keyed by thread: one writer thread per run, so each run's records share a key.
+  std::set<std::string> keys;
+  reader.for_each([&](const MessageView& m) { keys.insert(std::string(m.key)); });
+  CHECK(keys.size() == 2);
+}

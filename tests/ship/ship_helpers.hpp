@@ -1,0 +1,74 @@
+// What the `terse ship` tests share: the shipper as a child process whose
+// stderr goes to a file, the writer as a child, and comparisons of what the
+// topic holds with what `terse cat -o json` prints for the same files.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kafka_harness.hpp"
+
+namespace terse::test {
+
+// TERSE_TEST_SCALE (default 1.0) scales record counts; CI lowers it under
+// the sanitizers.
+double test_scale();
+long scaled(long count);
+
+// A child process: argv[0] is run as given, stderr goes to `stderr_path`.
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, std::string stderr_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  void signal(int sig) const;
+  // The exit code (128 + signal when killed), or -1 when it did not end in
+  // time (then it is killed).
+  int wait(std::chrono::milliseconds limit);
+  bool running();
+  // Peak resident memory so far, from /proc (0 once it has ended).
+  long peak_rss_kib() const;
+  std::string stderr_text() const;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string stderr_path_;
+};
+
+// `terse ship` with the options every test gives, then `extra`, then `paths`.
+std::vector<std::string> ship_args(const std::string& bootstraps, const std::string& topic,
+                                   const std::string& cursor_file, const std::vector<std::string>& extra,
+                                   const std::vector<std::string>& paths);
+
+// The tests' live writer (tests/cli/live_writer.cpp) with `args`.
+std::vector<std::string> writer_args(const std::vector<std::string>& args);
+
+// The lines `terse cat -o json` prints for `paths` (a failure fails the test).
+std::vector<std::string> cat_json(const std::vector<std::string>& args);
+
+// Lines by 64-bit hash, sorted: sets of a million lines compare in memory.
+std::vector<std::uint64_t> sorted_hashes(const std::vector<std::string>& lines);
+std::vector<std::uint64_t> sorted_hashes(const TopicReader& reader);
+
+// How the topic's messages compare with the lines expected.
+struct Tally {
+  std::size_t missing = 0;     // expected lines never read
+  std::size_t duplicates = 0;  // messages read more than once (the extra copies)
+  std::size_t unexpected = 0;  // messages that are no expected line
+};
+Tally compare(const std::vector<std::uint64_t>& expected, const std::vector<std::uint64_t>& read);
+
+// The "cursor" value of a JSON line printed with --show-cursor.
+std::string cursor_of(const std::string& json_line);
+
+// The value of `key=` in the last stats line of a ship's stderr, or -1.
+double last_stat(const std::string& stderr_text, const std::string& key);
+
+}  // namespace terse::test
