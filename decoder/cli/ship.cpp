@@ -373,6 +373,10 @@ class Producer {
       rd_kafka_conf_destroy(conf);
       return problem;
     }
+    char value[64];
+    std::size_t value_size = sizeof value;
+    if (rd_kafka_conf_get(conf, "message.max.bytes", value, &value_size) == RD_KAFKA_CONF_OK)
+      max_message_bytes_ = std::strtoull(value, nullptr, 10);
     rd_kafka_conf_set_opaque(conf, &state);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_conf_set_error_cb(conf, on_error);
@@ -432,6 +436,7 @@ class Producer {
   }
 
   void poll(int timeout_ms) { rd_kafka_poll(rk_, timeout_ms); }
+  std::size_t max_message_bytes() const { return max_message_bytes_; }
   // Sends what lingers now and serves acknowledgements for up to timeout_ms.
   void flush(int timeout_ms) { rd_kafka_flush(rk_, timeout_ms); }
 
@@ -439,7 +444,38 @@ class Producer {
   rd_kafka_t* rk_ = nullptr;
   rd_kafka_topic_t* rkt_ = nullptr;
   std::string topic_;
+  std::size_t max_message_bytes_ = 1'000'000;
 };
+
+// ---- records too large for a message ----------------------------------------------
+
+// A record whose JSON exceeds message.max.bytes would be refused for good,
+// and as the cursor cannot pass it, would stop shipping for good too. It is
+// shipped as a stand-in instead: the same keys, the message cut, "args" null
+// and "cut" saying how large the record was, so the loss is visible where
+// the logs are read.
+void append_cut_record(std::string& out, const decoder::Record& record, const decoder::TimeStyle& style,
+                       std::string message, std::size_t json_bytes, std::size_t limit) {
+  // Escaping can grow text up to six times (\u00XX); cut so that even then it fits.
+  std::size_t keep = limit > 4096 ? (limit - 4096) / 6 : 0;
+  if (message.size() > keep) {
+    std::size_t at = keep;
+    while (at > 0 && (static_cast<unsigned char>(message[at]) & 0xC0) == 0x80) --at;  // not inside a character
+    message.resize(at);
+  }
+  out += "{\"time\":\"";
+  decoder::append_time_rfc3339(out, record.unix_ns, style);
+  out += "\",\"level\":\"";
+  out += decoder::level_name(record.site->level);
+  out += "\",\"thread\":";
+  out += std::to_string(record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+  out += ",\"file\":";
+  decoder::append_json_string(out, record.site->file);
+  out += ",\"line\":" + std::to_string(record.site->line) + ",\"message\":";
+  decoder::append_json_string(out, message);
+  out += ",\"args\":null,\"cut\":{\"json_bytes\":" + std::to_string(json_bytes) +
+         ",\"message.max.bytes\":" + std::to_string(limit) + "}}";
+}
 
 // ---- progress -------------------------------------------------------------------------
 
@@ -558,6 +594,7 @@ int run_ship(const ShipOptions& o) {
   bool caught_up = false;
   std::int64_t last_read_ns = 0;
   std::uint64_t full_waits = 0;
+  std::uint64_t cut_records = 0;
   std::int64_t stats_every_ms = o.stats_interval_s > 0 ? std::max<std::int64_t>(1, std::int64_t(o.stats_interval_s * 1000)) : 0;
   std::int64_t last_stats_ms = steady_ms();
   std::uint64_t last_stats_records = 0;
@@ -577,11 +614,12 @@ int run_ship(const ShipOptions& o) {
     }
     std::fprintf(stderr,
                  "terse ship: records=%" PRIu64 " rate=%.0f/s bytes=%" PRIu64 " lag_records=%" PRIu64
-                 " lag_s=%s retries=%" PRIu64 " buffer_full_waits=%" PRIu64 " refused=%" PRIu64 " damaged=%" PRIu64
+                 " lag_s=%s retries=%" PRIu64 " buffer_full_waits=%" PRIu64 " cut=%" PRIu64 " refused=%" PRIu64
+                 " damaged=%" PRIu64
                  " peak_rss_mib=%.1f\n",
                  ledger.acked_records(), rate, ledger.acked_bytes(), ledger.in_flight(),
                  seconds_text(std::max(0.0, lag_s)).c_str(), state.broker_retries + state.transient_errors, full_waits,
-                 ledger.refused_count(), damaged, double(peak_rss_kib()) / 1024.0);
+                 cut_records, ledger.refused_count(), damaged, double(peak_rss_kib()) / 1024.0);
   };
   // Records waiting with no acknowledgement for a while: ask the cluster
   // about the topic. Not being allowed to write it is for good; the rest
@@ -633,6 +671,15 @@ int run_ship(const ShipOptions& o) {
       message.clear();
       if (printer.print(record, message)) {
         message.pop_back();  // the newline
+        if (message.size() + 1024 > producer.max_message_bytes() && record.kind == decoder::RecordKind::log) {
+          std::string text;
+          decoder::render_message(record, text, nullptr, &style);
+          if (mask) mask->apply(text);
+          std::size_t json_bytes = message.size();
+          message.clear();
+          append_cut_record(message, record, style, std::move(text), json_bytes, producer.max_message_bytes());
+          ++cut_records;
+        }
         if (o.show_cursor) {
           merger.positions(positions);
           message.resize(message.size() - 1);

@@ -1,7 +1,8 @@
 // `terse ship` at its limits: a broker that is away from the start (memory
 // stays bounded, reading waits, then everything flows), setups that are
-// wrong (exit 2, nothing produced) and records the broker refuses for good
-// (exit 3, the cursor stays before them); redaction on the way out.
+// wrong (exit 2, nothing produced), records the broker refuses for good
+// (exit 3, the cursor stays before them), a record too large for a message
+// (shipped cut); redaction on the way out.
 #include <signal.h>
 
 #include <fstream>
@@ -130,27 +131,34 @@ TEST_CASE("a wrong setup is exit code 2 with the reason, before anything is prod
   CHECK(reader.count() == 10);
 }
 
-TEST_CASE("a record the broker refuses for good is exit code 3, and the cursor stays before it") {
+TEST_CASE("a record the broker refuses for good is exit code 3, and the cursor stays before it; one too large is cut") {
   TempDir dir;
   const std::string logs = dir / "logs";
   MockCluster cluster(1);
   cluster.create_topic("logs", 1);
 
-  SECTION("larger than message.max.bytes") {
+  SECTION("larger than message.max.bytes: shipped cut, with a mark, instead of blocking the cursor") {
     Process small(writer_args({logs, "app", "bursts", "1", "5", "0", "small"}), dir / "w1.err");
     REQUIRE(small.wait(30s) == 0);
-    REQUIRE(ship_run(ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--once"}, {logs}), dir / "1.err")
-                .first == 0);
-    std::string before = read_file(dir / "cursor");
-    Process large(writer_args({logs, "app", "bursts", "1", "1", "0", std::string(3000, 'x')}), dir / "w2.err");
+    Process large(writer_args({logs, "app", "bursts", "1", "1", "0", std::string(30000, 'x')}), dir / "w2.err");
     REQUIRE(large.wait(30s) == 0);
-    auto [code, err] = ship_run(
-        ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--once", "-X", "message.max.bytes=2000"}, {logs}),
-        dir / "2.err");
+    TopicReader reader(cluster.bootstraps(), "logs");
+    auto [code, err] = ship_run(ship_args(cluster.bootstraps(), "logs", dir / "cursor",
+                                          {"--once", "-X", "message.max.bytes=6000", "--stats-interval", "60"},
+                                          {logs}),
+                                dir / "1.err");
     INFO(err);
-    CHECK(code == 3);
-    CHECK(contains(err, "refused"));
-    CHECK(read_file(dir / "cursor") == before);
+    CHECK(code == 0);
+    CHECK(last_stat(err, "cut") == 1);
+    REQUIRE(reader.wait_for_count(6, 10s));
+    std::vector<Message> messages = reader.snapshot();
+    const Message& cut = messages.back();
+    INFO(cut.payload);
+    CHECK(cut.payload.size() <= 6000);
+    CHECK(contains(cut.payload, "\"message\":\"xxxxxxxx"));
+    CHECK(contains(cut.payload, "\"args\":null,\"cut\":{\"json_bytes\":"));
+    std::vector<std::string> with_cursor = cat_json({"--show-cursor", logs});
+    CHECK(read_file(dir / "cursor") == cursor_of(with_cursor.back()) + "\n");
   }
 
   SECTION("a produce request refused: not authorised") {
