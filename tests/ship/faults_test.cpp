@@ -59,17 +59,9 @@ TEST_CASE("a broker that fails mid-stream costs nothing: its partitions wait, mo
   std::vector<std::string> expected = cat_json({logs});
   REQUIRE(expected.size() == static_cast<std::size_t>(records));
   bool all = reader.wait_for_count(expected.size(), 60s);
-  ship.signal(SIGTERM);
-  int code = ship.wait(60s);
+  Tally tally = stop_and_compare(ship, reader, expected, all);
   std::string err = ship.stderr_text();
   INFO(err);
-  INFO(reader.last_error());
-  REQUIRE(all);
-  REQUIRE(code == 0);
-  reader.stop();
-  REQUIRE(reader.gaps().empty());
-
-  Tally tally = compare(sorted_hashes(expected), sorted_hashes(reader));
   CHECK(tally.missing == 0);
   CHECK(tally.unexpected == 0);
   // The idempotent producer keeps a run's retries from writing twice on a
@@ -80,8 +72,7 @@ TEST_CASE("a broker that fails mid-stream costs nothing: its partitions wait, mo
   CHECK(tally.duplicates <= static_cast<std::size_t>(records / 10));
   CHECK(last_stat(err, "retries") > 0);
   CHECK(last_stat(err, "lag_records") == 0);
-  std::vector<std::string> with_cursor = cat_json({"--show-cursor", logs});
-  CHECK(read_file(dir / "cursor") == cursor_of(with_cursor.back()) + "\n");
+  CHECK(read_file(dir / "cursor") == final_cursor_file(logs));
 }
 
 TEST_CASE("killed with SIGKILL and restarted, ship loses nothing and repeats only what followed its saved cursor") {
@@ -126,21 +117,11 @@ TEST_CASE("killed with SIGKILL and restarted, ship loses nothing and repeats onl
   auto last = start_ship(kills);
   REQUIRE(writer.wait(120s) == 0);
   std::vector<std::string> expected = cat_json({logs});
-  bool all = reader.wait_for_count(expected.size() + expected_repeats, 60s);
-  last->signal(SIGTERM);
-  int code = last->wait(60s);
-  INFO(last->stderr_text());
-  REQUIRE(all);
-  REQUIRE(code == 0);
-  REQUIRE(settle(reader, 0, 10s));
-  reader.stop();
-  REQUIRE(reader.gaps().empty());
-
-  Tally tally = compare(sorted_hashes(expected), sorted_hashes(reader));
+  bool all = reader.wait_for_count(expected.size() + expected_repeats, 60s) && settle(reader, 0, 10s);
+  Tally tally = stop_and_compare(*last, reader, expected, all);
   CHECK(tally.missing == 0);
   CHECK(tally.unexpected == 0);
   CHECK(tally.duplicates == expected_repeats);
   WARN("records " << expected.size() << ", duplicates after " << kills << " kills: " << tally.duplicates);
-  std::vector<std::string> with_cursor = cat_json({"--show-cursor", logs});
-  CHECK(read_file(dir / "cursor") == cursor_of(with_cursor.back()) + "\n");
+  CHECK(read_file(dir / "cursor") == final_cursor_file(logs));
 }

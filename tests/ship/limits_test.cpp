@@ -69,14 +69,7 @@ TEST_CASE("with the broker away, ship waits with its memory bounded and delivers
   cluster.broker_up(1);
   TopicReader reader(cluster.bootstraps(), "logs");
   bool all = reader.wait_for_count(expected.size(), 120s);
-  ship.signal(SIGTERM);
-  int code = ship.wait(60s);
-  INFO(ship.stderr_text());
-  REQUIRE(all);
-  REQUIRE(code == 0);
-  reader.stop();
-  REQUIRE(reader.gaps().empty());
-  Tally tally = compare(sorted_hashes(expected), sorted_hashes(reader));
+  Tally tally = stop_and_compare(ship, reader, expected, all);
   CHECK(tally.missing == 0);
   CHECK(tally.duplicates == 0);
   CHECK(tally.unexpected == 0);
@@ -157,8 +150,7 @@ TEST_CASE("a record the broker refuses for good is exit code 3, and the cursor s
     CHECK(cut.payload.size() <= 6000);
     CHECK(contains(cut.payload, "\"message\":\"xxxxxxxx"));
     CHECK(contains(cut.payload, "\"args\":null,\"cut\":{\"json_bytes\":"));
-    std::vector<std::string> with_cursor = cat_json({"--show-cursor", logs});
-    CHECK(read_file(dir / "cursor") == cursor_of(with_cursor.back()) + "\n");
+    CHECK(read_file(dir / "cursor") == final_cursor_file(logs));
   }
 
   SECTION("a produce request refused: not authorised") {

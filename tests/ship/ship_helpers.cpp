@@ -152,6 +152,22 @@ Tally compare(const std::vector<std::uint64_t>& expected, const std::vector<std:
   return tally;
 }
 
+Tally stop_and_compare(Process& ship, TopicReader& reader, const std::vector<std::string>& expected, bool arrived) {
+  ship.signal(SIGTERM);
+  int code = ship.wait(std::chrono::seconds(60));
+  INFO(ship.stderr_text());
+  INFO(reader.last_error());
+  REQUIRE(arrived);
+  REQUIRE(code == 0);
+  reader.stop();
+  REQUIRE(reader.gaps().empty());
+  return compare(sorted_hashes(expected), sorted_hashes(reader));
+}
+
+std::string final_cursor_file(const std::string& logs) {
+  return cursor_of(cat_json({"--show-cursor", logs}).back()) + "\n";
+}
+
 std::string cursor_of(const std::string& json_line) {
   const std::string key = "\"cursor\":\"";
   std::size_t at = json_line.rfind(key);

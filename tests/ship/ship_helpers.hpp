@@ -65,8 +65,16 @@ struct Tally {
 };
 Tally compare(const std::vector<std::uint64_t>& expected, const std::vector<std::uint64_t>& read);
 
+// Stops a following ship with SIGTERM (it must drain and exit 0) and then the
+// reader (its offsets must have no hole); `arrived` says whether the reader
+// saw all it waited for. How the topic compares with `expected`.
+Tally stop_and_compare(Process& ship, TopicReader& reader, const std::vector<std::string>& expected, bool arrived);
+
 // The "cursor" value of a JSON line printed with --show-cursor.
 std::string cursor_of(const std::string& json_line);
+// What a cursor file holds once every record of `logs` was shipped: the
+// cursor `terse cat --show-cursor` prints with the last record.
+std::string final_cursor_file(const std::string& logs);
 
 // The value of `key=` in the last stats line of a ship's stderr, or -1.
 double last_stat(const std::string& stderr_text, const std::string& key);
