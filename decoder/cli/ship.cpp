@@ -106,8 +106,6 @@ class CursorFile {
     return {};
   }
 
-  const std::string& path() const { return path_; }
-
  private:
   std::string write_temp(const std::string& text) {
     int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -570,7 +568,6 @@ int run_ship(const ShipOptions& o) {
   };
 
   std::int64_t last_save_ms = 0;  // the first place reached is saved at once
-  std::string saved = saved_cursor;
   std::optional<std::string> unsaved;
   bool save_failing = false;
   auto save_cursor = [&](bool now) {
@@ -587,7 +584,6 @@ int run_ship(const ShipOptions& o) {
     }
     if (save_failing) std::fprintf(stderr, "terse ship: --cursor-file: saved again\n");
     save_failing = false;
-    saved = std::move(*unsaved);
     unsaved.reset();
   };
 
