@@ -2,7 +2,7 @@
 # Installs the Debian packages terse needs, only those that are missing.
 # Usage: scripts/deps.sh [build|test]  (test adds clang, sanitizer runtimes and bench baselines)
 set -euo pipefail
-packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev pkg-config)
+packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
 if [[ ${1:-build} == test ]]; then
   packages+=(catch2 clang libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
 fi

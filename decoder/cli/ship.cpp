@@ -19,6 +19,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <librdkafka/rdkafka.h>
@@ -35,6 +38,7 @@
 #include <terse/decoder.hpp>
 
 #include "cursor.hpp"
+#include "cursor_file.hpp"
 #include "filters.hpp"
 #include "inputs.hpp"
 #include "mask.hpp"
@@ -51,90 +55,6 @@ std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-// ---- the cursor file --------------------------------------------------------------
-
-// Saved by write, fsync, rename and an fsync of the directory, so that after a
-// crash it holds either the old cursor or the new one, never a torn one. A
-// lock beside it keeps two shippers from sharing it.
-class CursorFile {
- public:
-  explicit CursorFile(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
-    std::string dir = fs::path(path_).parent_path().string();
-    dir_ = dir.empty() ? "." : dir;
-  }
-  ~CursorFile() {
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
-  CursorFile(const CursorFile&) = delete;
-  CursorFile& operator=(const CursorFile&) = delete;
-
-  // The saved cursor ("" when there is none yet), or an error.
-  std::string open(std::string& cursor) {
-    lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) return "cannot create " + path_ + ".lock: " + std::strerror(errno);
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
-      return "another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)";
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno != ENOENT) return "cannot read " + path_ + ": " + std::strerror(errno);
-    } else {
-      char buffer[4096];
-      ssize_t n;
-      while ((n = ::read(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
-      int read_errno = errno;
-      ::close(fd);
-      if (n < 0) return "cannot read " + path_ + ": " + std::strerror(read_errno);
-      while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.back()))) cursor.pop_back();
-      while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.front()))) cursor.erase(0, 1);
-    }
-    // Find out now, not after the first acknowledgement, that it cannot be saved.
-    std::string error = write_temp("");
-    ::unlink(temp_.c_str());
-    return error;
-  }
-
-  std::string save(const std::string& cursor) {
-    std::string error = write_temp(cursor + "\n");
-    if (!error.empty()) return error;
-    if (::rename(temp_.c_str(), path_.c_str()) != 0) return "cannot rename " + temp_ + ": " + std::strerror(errno);
-    int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-      ::fsync(dir_fd);
-      ::close(dir_fd);
-    }
-    return {};
-  }
-
- private:
-  std::string write_temp(const std::string& text) {
-    int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return "cannot write " + temp_ + ": " + std::strerror(errno);
-    const char* p = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        std::string error = "cannot write " + temp_ + ": " + std::strerror(errno);
-        ::close(fd);
-        return error;
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      std::string error = "cannot fsync " + temp_ + ": " + std::strerror(errno);
-      ::close(fd);
-      return error;
-    }
-    ::close(fd);
-    return {};
-  }
-
-  std::string path_, temp_, dir_;
-  int lock_fd_ = -1;
-};
 
 // ---- what is in flight ----------------------------------------------------------
 
@@ -567,24 +487,18 @@ int run_ship(const ShipOptions& o) {
     if (!positions.empty()) ledger.checkpoint(encode_cursor(positions));
   };
 
+  CursorSaver saver(cursor_file);
   std::int64_t last_save_ms = 0;  // the first place reached is saved at once
   std::optional<std::string> unsaved;
-  bool save_failing = false;
   auto save_cursor = [&](bool now) {
     if (auto reached = ledger.reached()) unsaved = std::move(*reached);
-    if (!unsaved || (!now && steady_ms() - last_save_ms < o.commit_interval_ms)) return;
-    last_save_ms = steady_ms();
-    std::string error = cursor_file.save(*unsaved);
-    if (!error.empty()) {
-      // Shipping goes on: a stale cursor means more records sent twice after
-      // a restart, never fewer sent.
-      if (!save_failing) std::fprintf(stderr, "terse ship: --cursor-file: %s (will retry)\n", error.c_str());
-      save_failing = true;
-      return;
+    if (unsaved && (now || steady_ms() - last_save_ms >= o.commit_interval_ms)) {
+      last_save_ms = steady_ms();
+      saver.post(std::move(*unsaved));
+      unsaved.reset();
     }
-    if (save_failing) std::fprintf(stderr, "terse ship: --cursor-file: saved again\n");
-    save_failing = false;
-    unsaved.reset();
+    if (std::string news = saver.news(); !news.empty())
+      std::fprintf(stderr, "terse ship: --cursor-file: %s\n", news.c_str());
   };
 
   bool caught_up = false;
@@ -646,6 +560,17 @@ int run_ship(const ShipOptions& o) {
     check_stall();
   };
   auto failed = [&] { return state.fatal || ledger.refusal(); };
+
+  // Asking for the topic first spares the first records the second that
+  // librdkafka otherwise takes to look it up, and says early when it cannot
+  // be written; a cluster that does not answer yet is waited for as usual.
+  if (rd_kafka_resp_err_t err = producer.topic_state(2000); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      state.fatal = "topic " + o.topic + ": " + rd_kafka_err2str(err);
+    } else {
+      state.log.say("topic", "topic " + o.topic + ": " + rd_kafka_err2str(err) + "; shipping starts when it can");
+    }
+  }
 
   decoder::Record record;
   std::string message;
@@ -746,6 +671,9 @@ int run_ship(const ShipOptions& o) {
     check_stall();
   }
   save_cursor(true);
+  saver.finish();
+  if (std::string news = saver.news(); !news.empty())
+    std::fprintf(stderr, "terse ship: --cursor-file: %s\n", news.c_str());
   print_stats(true);
 
   if (state.fatal) {

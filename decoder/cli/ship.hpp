@@ -29,8 +29,8 @@ struct ShipOptions {
   int batch_records = 1024;
   int linger_ms = 200;
   std::string compression = "zstd";
-  int max_buffer_mb = 64;
-  int commit_interval_ms = 100;
+  int max_buffer_mb = 16;
+  int commit_interval_ms = 10;
   double stats_interval_s = 0;
   std::string key = "none";
   bool once = false;
@@ -80,10 +80,10 @@ inline CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
   ship->add_option("--compression", o.compression, "compression.type: zstd (default), lz4, snappy, gzip or none")
       ->check(CLI::IsMember({"zstd", "lz4", "snappy", "gzip", "none"}));
   ship->add_option("--max-buffer-mb", o.max_buffer_mb,
-                   "Bound on records waiting for the broker, in MiB (default 64); reading pauses when it is full")
+                   "Bound on records waiting for the broker, in MiB (default 16); reading pauses when it is full")
       ->check(CLI::Range(1, 4096));
   ship->add_option("--commit-interval", o.commit_interval_ms,
-                   "Milliseconds between saves of the cursor file while records are acknowledged (default 100)")
+                   "Least milliseconds between saves of the cursor file while records are acknowledged (default 10)")
       ->check(CLI::Range(0, 3600000));
   ship->add_option("--stats-interval", o.stats_interval_s,
                    "Seconds between progress lines on stderr: records, bytes, lag, retries (default 0: none)")
