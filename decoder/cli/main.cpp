@@ -299,16 +299,12 @@ int main(int argc, char** argv) {
       for (const auto& note : notes) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
     }
     if (schema_header) out.buffer() += json_schema_header(show_cursor);
-    // The printer ends each JSON object with "}\n"; the cursor goes inside.
     std::vector<InputPosition> positions;
     auto print = [&](const Record& record, std::string& text) {
       if (!printer.print(record, text)) return false;
       if (show_cursor) {
         merger.positions(positions);
-        text.resize(text.size() - 2);
-        text += ",\"cursor\":\"";
-        text += encode_cursor(positions);
-        text += "\"}\n";
+        add_cursor_key(text, positions);
       }
       return true;
     };

@@ -8,6 +8,7 @@
 
 #include <terse/decoder.hpp>
 
+#include "cursor.hpp"
 #include "filters.hpp"
 #include "mask.hpp"
 
@@ -52,6 +53,16 @@ class Printer {
   decoder::TextRewrite rewrite_;
   std::string message_;
 };
+
+// --show-cursor: the "cursor" key goes last into an object the printer wrote
+// (ending in "}", or "}\n" as printed lines do).
+inline void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions) {
+  bool line = !object.empty() && object.back() == '\n';
+  object.resize(object.size() - (line ? 2 : 1));
+  object += ",\"cursor\":\"";
+  object += encode_cursor(positions);
+  object += line ? "\"}\n" : "\"}";
+}
 
 // The first line --schema-header prints: what the records' keys hold, so a
 // pipeline can check that it reads the records it was written for. The

@@ -71,7 +71,6 @@ class Ledger {
     ++acked_records_;
     acked_bytes_ += bytes;
     while (!window_.empty() && window_.front().acked) {
-      last_acked_ns_ = window_.front().record_ns;
       window_.pop_front();
       ++base_seq_;
     }
@@ -108,10 +107,10 @@ class Ledger {
   }
 
   std::uint64_t in_flight() const { return next_seq_ - base_seq_; }
+  // The window starts at the first record not acknowledged.
   std::optional<std::int64_t> oldest_unacked_ns() const {
-    for (const auto& p : window_)
-      if (!p.acked) return p.record_ns;
-    return std::nullopt;
+    if (window_.empty()) return std::nullopt;
+    return window_.front().record_ns;
   }
   std::uint64_t acked_records() const { return acked_records_; }
   std::uint64_t acked_bytes() const { return acked_bytes_; }
@@ -131,7 +130,6 @@ class Ledger {
   std::deque<Checkpoint> checkpoints_;
   std::uint64_t base_seq_ = 0, next_seq_ = 0;
   std::uint64_t acked_records_ = 0, acked_bytes_ = 0, refused_ = 0;
-  std::int64_t last_acked_ns_ = 0;
   std::optional<std::string> refusal_;
 };
 
@@ -381,17 +379,13 @@ void append_cut_record(std::string& out, const decoder::Record& record, const de
     while (at > 0 && (static_cast<unsigned char>(message[at]) & 0xC0) == 0x80) --at;  // not inside a character
     message.resize(at);
   }
-  out += "{\"time\":\"";
-  decoder::append_time_rfc3339(out, record.unix_ns, style);
-  out += "\",\"level\":\"";
-  out += decoder::level_name(record.site->level);
-  out += "\",\"thread\":";
-  out += std::to_string(record.thread->os_tid ? record.thread->os_tid : record.thread->index);
-  out += ",\"file\":";
-  decoder::append_json_string(out, record.site->file);
-  out += ",\"line\":" + std::to_string(record.site->line) + ",\"message\":";
-  decoder::append_json_string(out, message);
-  out += ",\"args\":null,\"cut\":{\"json_bytes\":" + std::to_string(json_bytes) +
+  // The keys as terse cat writes them, from the record without its
+  // arguments; "args" is the last key, so its value is replaced at the end.
+  decoder::Record bare = record;
+  bare.args = {};
+  decoder::append_json_record(out, bare, style, message, decoder::TextRewrite{});
+  out.resize(out.rfind("\"args\":") + 7);
+  out += "null,\"cut\":{\"json_bytes\":" + std::to_string(json_bytes) +
          ",\"message.max.bytes\":" + std::to_string(limit) + "}}";
 }
 
@@ -531,9 +525,16 @@ int run_ship(const ShipOptions& o) {
                  seconds_text(std::max(0.0, lag_s)).c_str(), state.broker_retries + state.transient_errors, full_waits,
                  cut_records, ledger.refused_count(), damaged, double(peak_rss_kib()) / 1024.0);
   };
-  // Records waiting with no acknowledgement for a while: ask the cluster
-  // about the topic. Not being allowed to write it is for good; the rest
-  // (unknown topic, no leader) may mend, so ship says so and waits.
+  // What the cluster says of the topic: not being allowed to write it is for
+  // good; the rest (unknown topic, no leader) may mend, so ship says so and waits.
+  auto judge_topic = [&](rd_kafka_resp_err_t err, const char* meanwhile) {
+    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      if (!state.fatal) state.fatal = "topic " + o.topic + ": " + rd_kafka_err2str(err);
+    } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      state.log.say("topic", "topic " + o.topic + ": " + rd_kafka_err2str(err) + "; " + meanwhile);
+    }
+  };
+  // Records waiting with no acknowledgement for a while: ask about the topic.
   std::int64_t progress_ms = steady_ms();
   std::uint64_t progress_acked = 0;
   auto check_stall = [&] {
@@ -545,32 +546,24 @@ int run_ship(const ShipOptions& o) {
     }
     if (t - progress_ms < 5000) return;
     progress_ms = t;
-    rd_kafka_resp_err_t err = producer.topic_state(1000);
-    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
-      if (!state.fatal) state.fatal = "topic " + o.topic + ": " + rd_kafka_err2str(err);
-    } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      state.log.say("topic", "topic " + o.topic + ": " + rd_kafka_err2str(err) + "; records wait for it");
-    }
+    judge_topic(producer.topic_state(1000), "records wait for it");
   };
-  // Between records: acknowledgements in, the cursor out, progress shown.
-  auto serve = [&](int timeout_ms) {
-    producer.poll(timeout_ms);
+  // After acknowledgements came in: the cursor out, progress shown.
+  auto keep_up = [&] {
     save_cursor(false);
     print_stats(false);
     check_stall();
+  };
+  auto serve = [&](int timeout_ms) {
+    producer.poll(timeout_ms);
+    keep_up();
   };
   auto failed = [&] { return state.fatal || ledger.refusal(); };
 
   // Asking for the topic first spares the first records the second that
   // librdkafka otherwise takes to look it up, and says early when it cannot
   // be written; a cluster that does not answer yet is waited for as usual.
-  if (rd_kafka_resp_err_t err = producer.topic_state(2000); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED || err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
-      state.fatal = "topic " + o.topic + ": " + rd_kafka_err2str(err);
-    } else {
-      state.log.say("topic", "topic " + o.topic + ": " + rd_kafka_err2str(err) + "; shipping starts when it can");
-    }
-  }
+  judge_topic(producer.topic_state(2000), "shipping starts when it can");
 
   decoder::Record record;
   std::string message;
@@ -603,10 +596,7 @@ int run_ship(const ShipOptions& o) {
         }
         if (o.show_cursor) {
           merger.positions(positions);
-          message.resize(message.size() - 1);
-          message += ",\"cursor\":\"";
-          message += encode_cursor(positions);
-          message += "\"}";
+          add_cursor_key(message, positions);
         }
         key.clear();
         if (o.key == "thread") {
@@ -666,9 +656,7 @@ int run_ship(const ShipOptions& o) {
   while (ledger.in_flight() > 0 && !failed() && steady_ms() < drain_until &&
          stop_requests.load(std::memory_order_relaxed) == stops_seen) {
     producer.flush(100);
-    save_cursor(false);
-    print_stats(false);
-    check_stall();
+    keep_up();
   }
   save_cursor(true);
   saver.finish();
@@ -697,7 +685,7 @@ int run_ship(const ShipOptions& o) {
                  "damaged?); remove the cursor file to ship from the first record\n", o.cursor_file.c_str());
     return kShipInputDamaged;
   }
-  if (o.once && (damaged > 0 || merger.damaged() > 0)) return kShipInputDamaged;
+  if (o.once && damaged > 0) return kShipInputDamaged;
   return kShipOk;
 }
 
