@@ -25,17 +25,6 @@ namespace dec = terse::decoder;
 
 namespace {
 
-double test_scale() {
-  const char* text = std::getenv("TERSE_TEST_SCALE");
-  if (text == nullptr || *text == '\0') return 1.0;
-  const double scale = std::strtod(text, nullptr);
-  return scale > 0 ? scale : 1.0;
-}
-
-std::uint64_t scaled(std::uint64_t count) {
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(count) * test_scale()));
-}
-
 // What the decoded stream says, checked record by record as it streams past
 // so that a million records need no million Line objects.
 struct Tally {

@@ -16,20 +16,12 @@
 #include <catch2/catch.hpp>
 
 #include "kafka_harness.hpp"
+#include "test_support.hpp"
 
 using namespace terse::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-// TERSE_TEST_SCALE shrinks (or grows) the message counts, e.g. for slow
-// sanitizer builds.
-std::size_t scaled(std::size_t n) {
-  const char* text = std::getenv("TERSE_TEST_SCALE");
-  double scale = text != nullptr ? std::atof(text) : 1.0;
-  if (!(scale > 0)) scale = 1.0;
-  return std::max<std::size_t>(1000, static_cast<std::size_t>(static_cast<double>(n) * scale));
-}
 
 class Producer {
  public:
@@ -143,7 +135,7 @@ TEST_CASE("the reader gets every message exactly once, in offset order per parti
   cluster.create_topic("lines", 4);
   TopicReader reader(cluster.bootstraps(), "lines");
 
-  const std::size_t n = scaled(200'000);
+  const std::size_t n = scaled(200'000, 1000);
   {
     Producer producer(cluster.bootstraps(),
                       {{"compression.type", "zstd"}, {"enable.idempotence", "true"}, {"linger.ms", "5"}});
@@ -179,7 +171,7 @@ TEST_CASE("messages produced while a broker is down arrive once it is back") {
   for (int p = 0; p < 4; ++p) cluster.set_leader("lines", p, 1 + p % 3);
   TopicReader reader(cluster.bootstraps(), "lines");
 
-  const std::size_t n = scaled(60'000);
+  const std::size_t n = scaled(60'000, 1000);
   const std::size_t slices = 22;
   Producer producer(cluster.bootstraps(),
                     {{"compression.type", "zstd"}, {"enable.idempotence", "true"}, {"linger.ms", "5"}});

@@ -18,14 +18,6 @@
 
 namespace terse::test {
 
-double test_scale() {
-  const char* text = std::getenv("TERSE_TEST_SCALE");
-  double scale = text ? std::atof(text) : 1.0;
-  return scale > 0 ? scale : 1.0;
-}
-
-long scaled(long count) { return std::max(1L, static_cast<long>(static_cast<double>(count) * test_scale())); }
-
 Process::Process(const std::vector<std::string>& argv, std::string stderr_path)
     : stderr_path_(std::move(stderr_path)) {
   pid_ = spawn_process(argv, -1, -1, stderr_path_);

@@ -14,11 +14,6 @@
 
 namespace terse::test {
 
-// TERSE_TEST_SCALE (default 1.0) scales record counts; CI lowers it under
-// the sanitizers.
-double test_scale();
-long scaled(long count);
-
 // A child process: argv[0] is run as given, stderr goes to `stderr_path`.
 class Process {
  public:

@@ -170,4 +170,15 @@ pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int clo
   return rc == 0 ? pid : -1;
 }
 
+double test_scale() {
+  const char* text = std::getenv("TERSE_TEST_SCALE");
+  if (text == nullptr || *text == '\0') return 1.0;
+  const double scale = std::strtod(text, nullptr);
+  return scale > 0 ? scale : 1.0;
+}
+
+std::uint64_t scaled(std::uint64_t count, std::uint64_t at_least) {
+  return std::max(at_least, static_cast<std::uint64_t>(static_cast<double>(count) * test_scale()));
+}
+
 }  // namespace terse::test

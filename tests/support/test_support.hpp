@@ -73,6 +73,12 @@ inline Decoded decode_dir(const std::string& directory) { return decode_files(lo
 Decoded decode_bytes(const std::string& bytes);
 
 std::string read_file(const std::string& path);
+
+// TERSE_TEST_SCALE (default 1.0): how much of their record counts the long
+// tests run; CI lowers it under the sanitizers.
+double test_scale();
+// `count` scaled, never below `at_least`.
+std::uint64_t scaled(std::uint64_t count, std::uint64_t at_least = 1);
 // Lines without their newlines; a last line without one still counts.
 std::vector<std::string> split_lines(const std::string& text);
 
