@@ -55,6 +55,26 @@ std::vector<std::string> complete_lines(const std::string& out) {
   return split_lines(out.substr(0, out.rfind('\n') + 1));
 }
 
+// A shipper's first run: `cat -f -o json --show-cursor` on `inputs`, stopped
+// once it has printed `taken` complete lines. Their messages, and the cursor
+// of the last of them.
+struct FirstRun {
+  std::vector<std::string> messages;
+  std::string cursor;
+};
+
+FirstRun ship_until(const std::vector<std::string>& inputs, std::size_t taken) {
+  std::vector<std::string> args{"cat", "-f", "-o", "json", "--show-cursor"};
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  Child ship(cli(args));
+  bool got = ship.read_until([&](const std::string& out) { return complete_lines(out).size() >= taken; }, 20s);
+  ship.stop();
+  REQUIRE(got);
+  auto lines = complete_lines(ship.out);
+  lines.resize(taken);
+  return FirstRun{messages(lines), field(lines.back(), "cursor")};
+}
+
 }  // namespace
 
 TEST_CASE("--after-cursor continues right after any record, and after the last one prints nothing") {
@@ -78,19 +98,7 @@ TEST_CASE("--after-cursor continues right after any record, and after the last o
 TEST_CASE("a shipper that stops and resumes with --after-cursor while the writer rolls gets every record once") {
   TempDir dir;
   Writer writer({dir.path(), "app", "bursts", "24", "50", "30", "ship"});
-  const std::size_t taken = 130;
-  std::string cursor;
-  std::vector<std::string> first;
-  {
-    Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", dir.path()}));
-    bool got = ship.read_until([&](const std::string& out) { return complete_lines(out).size() >= taken; }, 20s);
-    ship.stop();
-    REQUIRE(got);
-    auto lines = complete_lines(ship.out);
-    lines.resize(taken);
-    first = messages(lines);
-    cursor = field(lines.back(), "cursor");
-  }
+  auto [first, cursor] = ship_until({dir.path()}, 130);
   // The writer is still logging and rolling while the second run starts.
   Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, dir.path()}));
   bool done = ship.read_until(
@@ -392,19 +400,7 @@ TEST_CASE("a shipper following two live directories that stops and resumes with 
       if (b.joinable()) b.join();
     }
   } join{writer_a, writer_b};
-  const std::size_t taken = 250;
-  std::string cursor;
-  std::vector<std::string> first;
-  {
-    Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", a.path(), b.path()}));
-    bool got = ship.read_until([&](const std::string& out) { return complete_lines(out).size() >= taken; }, 20s);
-    ship.stop();
-    REQUIRE(got);
-    auto lines = complete_lines(ship.out);
-    lines.resize(taken);
-    first = messages(lines);
-    cursor = field(lines.back(), "cursor");
-  }
+  auto [first, cursor] = ship_until({a.path(), b.path()}, 250);
   // The writers are still logging and rolling while the second run starts.
   Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, a.path(), b.path()}));
   auto has_both_ends = [](const std::string& out) {
