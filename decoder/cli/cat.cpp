@@ -87,7 +87,8 @@ CatSetup make_setup(const CatOptions& o) {
                                       : decoder::kDefaultPattern);
   }
   s.filters = make_filters(o.filters, now_ns());
-  if (o.show_cursor && s.mode != "json") throw UsageError("--show-cursor adds a key to JSON records: use it with -o json");
+  if (o.show_cursor && s.mode != "json")
+    throw UsageError("--show-cursor adds a key to JSON records: use it with -o json");
   if (o.schema_header && s.mode != "json")
     throw UsageError("--schema-header describes JSON records: use it with -o json");
   return s;
@@ -238,7 +239,8 @@ CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
       cat->add_option("--format", o.pattern, "Line pattern: {time} {level} {thread} {file} {line} {message}");
   auto* mode_option = cat->add_option("-o,--output", o.mode, "Output mode: short, precise, cat or json")
                           ->check(CLI::IsMember({"short", "precise", "cat", "json"}));
-  cat->add_flag("--json", o.json, "One JSON object per line: time, level, thread, file, line, message, args (= -o json)")
+  cat->add_flag("--json", o.json,
+                "One JSON object per line: time, level, thread, file, line, message, args (= -o json)")
       ->excludes(format_option)
       ->excludes(mode_option);
   cat->add_option("--color", o.color, "Colour levels: auto (on a terminal), always or never")

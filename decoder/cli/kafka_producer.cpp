@@ -185,7 +185,8 @@ std::string Producer::configure(rd_kafka_conf_t* conf, const ShipOptions& o) {
       // the wait, and what was not acknowledged is sent at the next start.
       {"message.timeout.ms", "0"},
       {"log.connection.close", "false"},
-      {"statistics.interval.ms", std::to_string(o.stats_interval_s > 0 ? std::max(100, int(o.stats_interval_s * 1000)) : 0)},
+      {"statistics.interval.ms",
+       std::to_string(o.stats_interval_s > 0 ? std::max(100, int(o.stats_interval_s * 1000)) : 0)},
   };
   std::string problem;
   for (const auto& [key, value] : defaults)

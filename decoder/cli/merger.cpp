@@ -95,7 +95,8 @@ void Merger::positions(std::vector<InputPosition>& out) const {
   for (const auto& slot : slots_)
     if (slot.position) order_.push_back(Entry{slot.dir_hash, &slot.log, &*slot.position});
   for (const auto& carried : carried_)
-    order_.push_back(Entry{carried.has_dir ? std::optional(carried.dir_hash) : std::nullopt, &carried.log, &carried.at});
+    order_.push_back(
+        Entry{carried.has_dir ? std::optional(carried.dir_hash) : std::nullopt, &carried.log, &carried.at});
   std::sort(order_.begin(), order_.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.dir_hash, *a.log) < std::tie(b.dir_hash, *b.log);
   });

@@ -174,7 +174,8 @@ class Shipper {
 std::optional<int> Shipper::start() {
   if (auto code = check_options()) return code;
   std::string saved_cursor;
-  if (std::string error = cursor_file_.open(saved_cursor); !error.empty()) return usage_error("--cursor-file: " + error);
+  if (std::string error = cursor_file_.open(saved_cursor); !error.empty())
+    return usage_error("--cursor-file: " + error);
   if (std::string error = producer_.start(o_, state_); !error.empty()) return usage_error(error);
   install_stop_handlers();
   if (auto code = open_inputs(saved_cursor)) return code;
