@@ -3,21 +3,11 @@
 // thread of its own.
 #pragma once
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cerrno>
-#include <chrono>
 #include <condition_variable>
-#include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
-#include <utility>
 
 namespace terse::cli {
 
@@ -26,78 +16,19 @@ namespace terse::cli {
 // lock beside it keeps two shippers from sharing it.
 class CursorFile {
  public:
-  explicit CursorFile(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
-    std::string dir = std::filesystem::path(path_).parent_path().string();
-    dir_ = dir.empty() ? "." : dir;
-  }
-  ~CursorFile() {
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
+  explicit CursorFile(std::string path);
+  ~CursorFile();
   CursorFile(const CursorFile&) = delete;
   CursorFile& operator=(const CursorFile&) = delete;
 
   // The saved cursor ("" when there is none yet), or an error.
-  std::string open(std::string& cursor) {
-    lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) return "cannot create " + path_ + ".lock: " + std::strerror(errno);
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
-      return "another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)";
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno != ENOENT) return "cannot read " + path_ + ": " + std::strerror(errno);
-    } else {
-      char buffer[4096];
-      ssize_t n;
-      while ((n = ::read(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
-      int read_errno = errno;
-      ::close(fd);
-      if (n < 0) return "cannot read " + path_ + ": " + std::strerror(read_errno);
-      while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.back()))) cursor.pop_back();
-      while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.front()))) cursor.erase(0, 1);
-    }
-    // Find out now, not after the first acknowledgement, that it cannot be saved.
-    std::string error = write_temp("");
-    ::unlink(temp_.c_str());
-    return error;
-  }
+  std::string open(std::string& cursor);
 
-  std::string save(const std::string& cursor) {
-    std::string error = write_temp(cursor + "\n");
-    if (!error.empty()) return error;
-    if (::rename(temp_.c_str(), path_.c_str()) != 0) return "cannot rename " + temp_ + ": " + std::strerror(errno);
-    int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-      ::fsync(dir_fd);
-      ::close(dir_fd);
-    }
-    return {};
-  }
+  std::string save(const std::string& cursor);
 
  private:
-  std::string write_temp(const std::string& text) {
-    int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return "cannot write " + temp_ + ": " + std::strerror(errno);
-    const char* p = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        std::string error = "cannot write " + temp_ + ": " + std::strerror(errno);
-        ::close(fd);
-        return error;
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      std::string error = "cannot fsync " + temp_ + ": " + std::strerror(errno);
-      ::close(fd);
-      return error;
-    }
-    ::close(fd);
-    return {};
-  }
+  std::string read_saved(std::string& cursor);
+  std::string write_temp(const std::string& text);
 
   std::string path_, temp_, dir_;
   int lock_fd_ = -1;
@@ -109,61 +40,21 @@ class CursorFile {
 // replace each other and only the latest is written next.
 class CursorSaver {
  public:
-  explicit CursorSaver(CursorFile& file) : file_(file), thread_([this] { run(); }) {}
-  ~CursorSaver() { finish(); }
+  explicit CursorSaver(CursorFile& file);
+  ~CursorSaver();
   CursorSaver(const CursorSaver&) = delete;
   CursorSaver& operator=(const CursorSaver&) = delete;
 
-  void post(std::string cursor) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    next_ = std::move(cursor);
-    wake_.notify_one();
-  }
+  void post(std::string cursor);
 
   // Writes what was posted last, then stops the thread.
-  void finish() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-      wake_.notify_one();
-    }
-    thread_.join();
-  }
+  void finish();
 
   // A failure to save since the last call, or "" (and "saved again" once it mends).
-  std::string news() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::exchange(news_, std::string());
-  }
+  std::string news();
 
  private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return next_ || stopping_; });
-      if (!next_) return;
-      std::string cursor = std::move(*next_);
-      next_.reset();
-      lock.unlock();
-      std::string error = file_.save(cursor);
-      lock.lock();
-      if (!error.empty()) {
-        // A stale cursor means more records sent twice after a restart,
-        // never fewer sent: shipping goes on, and the next place is tried.
-        if (!failing_) news_ = error + " (will retry)";
-        failing_ = true;
-        if (stopping_) return;  // exiting: that was the last try
-        if (!next_) next_ = std::move(cursor);
-        lock.unlock();
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        lock.lock();
-      } else if (failing_) {
-        news_ = "saved again";
-        failing_ = false;
-      }
-    }
-  }
+  void run();
 
   CursorFile& file_;
   std::mutex mutex_;

@@ -1,12 +1,9 @@
-// The `terse cat` filters: what the options mean, turned into a
-// decoder::Filter (decided per call site and thread, before any argument is
-// read) and a message regex (decided on the formatted message).
+// The record filters of `terse cat` and `terse ship`: what the options mean,
+// turned into a decoder::Filter (decided per call site and thread, before any
+// argument is read) and a message regex (decided on the formatted message).
 #pragma once
 
-#include <algorithm>
-#include <cctype>
 #include <cstdint>
-#include <ctime>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -16,27 +13,18 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
+namespace CLI {
+class App;
+}
+
 namespace terse::cli {
 
-// A usage error: main prints it and exits with the usage code.
+// A usage error: the command prints it and exits with the usage code.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
-inline std::optional<std::uint8_t> parse_level(const std::string& text) {
-  std::string name = lower(text);
-  if (name == "warning") name = "warn";
-  if (name == "err") name = "error";
-  if (name == "crit" || name == "fatal") name = "critical";
-  for (std::uint8_t level = 0; level < schema::kLevelCount; ++level)
-    if (name == schema::level_name(level)) return level;
-  return std::nullopt;
-}
+std::optional<std::uint8_t> parse_level(const std::string& text);
 
 struct LevelRange {
   std::uint8_t low = 0;
@@ -45,177 +33,27 @@ struct LevelRange {
 };
 
 // "warn" (that level and above), "debug..warn", "..info", "error..".
-inline LevelRange parse_level_range(const std::string& text) {
-  LevelRange range;
-  auto one = [&](const std::string& name) {
-    auto level = parse_level(name);
-    if (!level)
-      throw UsageError("unknown level '" + name + "' in --level '" + text +
-                       "' (trace, debug, info, warn, error, critical; a range is LOW..HIGH)");
-    return *level;
-  };
-  std::size_t dots = text.find("..");
-  if (dots == std::string::npos) {
-    range.low = one(text);
-    return range;
-  }
-  std::string low = text.substr(0, dots), high = text.substr(dots + 2);
-  if (!low.empty()) range.low = one(low);
-  if (!high.empty()) range.high = one(high);
-  if (range.low > range.high) throw UsageError("--level '" + text + "' is an empty range (LOW..HIGH, low first)");
-  return range;
-}
+LevelRange parse_level_range(const std::string& text);
 
-// ---- times ------------------------------------------------------------------
-
-inline std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Seconds since the epoch of a civil time, read as UTC or as local time.
-inline std::int64_t civil_to_seconds(int year, int month, int day, int hour, int minute, int second, bool utc) {
-  tm t{};
-  t.tm_year = year - 1900;
-  t.tm_mon = month - 1;
-  t.tm_mday = day;
-  t.tm_hour = hour;
-  t.tm_min = minute;
-  t.tm_sec = second;
-  t.tm_isdst = -1;
-  return static_cast<std::int64_t>(utc ? timegm(&t) : mktime(&t));
-}
-
-// The calendar fields of a moment, in UTC or in local time.
-inline tm civil_parts(std::int64_t seconds, bool utc) {
-  time_t t = static_cast<time_t>(seconds);
-  tm parts{};
-  if (utc) {
-    gmtime_r(&t, &parts);
-  } else {
-    localtime_r(&t, &parts);
-  }
-  return parts;
-}
+std::int64_t now_ns();
 
 // What --since and --until accept, as journalctl does: absolute times
 // ("2026-11-29 14:00", "2026-11-29 14:00:05.25", "2026-11-29", "14:00",
 // RFC 3339 "2026-11-29T14:00:05Z" or with an offset), read as local time
 // unless they carry a zone (or --utc is given); relative ones ("-10m",
 // "10m ago", "1h ago", "30s", "+5m"); and "now", "today", "yesterday",
-// "tomorrow".
-inline std::int64_t parse_time(const std::string& option, const std::string& input, bool utc, std::int64_t now) {
-  std::string text = lower(input);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
-  constexpr std::int64_t kSecond = 1'000'000'000;
-  std::int64_t now_seconds = now / kSecond;
-  auto midnight = [&](int days_from_today) {
-    tm parts = civil_parts(now_seconds, utc);
-    return civil_to_seconds(parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday + days_from_today, 0, 0, 0, utc) *
-           kSecond;
-  };
-  if (text == "now") return now;
-  if (text == "today") return midnight(0);
-  if (text == "yesterday") return midnight(-1);
-  if (text == "tomorrow") return midnight(1);
-
-  static const std::regex relative(
-      R"(([+-])?\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hour|hours|d|day|days|w|week|weeks)(\s+ago)?)");
-  std::smatch m;
-  if (std::regex_match(text, m, relative)) {
-    if (m[1] == "+" && m[4].matched) throw UsageError(option + " '" + input + "': '+' and 'ago' contradict");
-    double amount = std::stod(m[2]);
-    std::string unit = m[3];
-    double scale = 1;
-    switch (unit[0]) {
-      case 'u': scale = 1e-6; break;
-      case 's': scale = 1; break;
-      case 'm': scale = unit.rfind("ms", 0) == 0 ? 1e-3 : 60; break;
-      case 'h': scale = 3600; break;
-      case 'd': scale = 86400; break;
-      case 'w': scale = 7 * 86400; break;
-    }
-    auto delta = static_cast<std::int64_t>(amount * scale * 1e9);
-    return m[1] == "+" ? now + delta : now - delta;
-  }
-
-  static const std::regex absolute(
-      R"((?:(\d{4})-(\d{2})-(\d{2}))?(?:(?:^|[t ])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(z|utc|[+-]\d{2}:?\d{2})?)");
-  if (!text.empty() && std::regex_match(text, m, absolute) && (m[1].matched || m[4].matched)) {
-    int year, month, day;
-    if (m[1].matched) {
-      year = std::stoi(m[1]);
-      month = std::stoi(m[2]);
-      day = std::stoi(m[3]);
-    } else {
-      tm parts = civil_parts(now_seconds, utc);
-      year = parts.tm_year + 1900;
-      month = parts.tm_mon + 1;
-      day = parts.tm_mday;
-    }
-    int hour = m[4].matched ? std::stoi(m[4]) : 0;
-    int minute = m[5].matched ? std::stoi(m[5]) : 0;
-    int second = m[6].matched ? std::stoi(m[6]) : 0;
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
-      throw UsageError(option + " '" + input + "': no such date or time");
-    std::int64_t fraction = 0;
-    if (m[7].matched) {
-      std::string digits = m[7];
-      digits.resize(9, '0');
-      fraction = std::stoll(digits);
-    }
-    bool zoned = m[8].matched;
-    std::int64_t seconds = civil_to_seconds(year, month, day, hour, minute, second, utc || zoned);
-    if (zoned && m[8] != "z" && m[8] != "utc") {
-      std::string zone = m[8];
-      zone.erase(std::remove(zone.begin(), zone.end(), ':'), zone.end());
-      int offset = std::stoi(zone.substr(1, 2)) * 3600 + std::stoi(zone.substr(3, 2)) * 60;
-      seconds -= zone[0] == '-' ? -offset : offset;
-    }
-    return seconds * kSecond + fraction;
-  }
-  throw UsageError(option + " '" + input +
-                   "' is not a time; try '2026-11-29 14:00', '2026-11-29T14:00:05Z', '-10m', '1h ago' or 'today'");
-}
-
-// ---- call sites and threads ----------------------------------------------
-
-// True when `path` is `suffix` or ends with "/" + suffix.
-inline bool path_ends_with(const std::string& path, const std::string& suffix) {
-  if (suffix.empty() || suffix.size() > path.size()) return false;
-  if (path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
-  return path.size() == suffix.size() || path[path.size() - suffix.size() - 1] == '/' || suffix.front() == '/';
-}
+// "tomorrow". Throws UsageError naming `option`.
+std::int64_t parse_time(const std::string& option, const std::string& input, bool utc, std::int64_t now);
 
 // --site TEXT matches a call site whose format string contains TEXT, or
 // whose source file is TEXT (a path suffix: "net/conn.cpp", "conn.cpp"), or
 // whose file:line is TEXT.
-inline bool site_matches(const decoder::Site& site, const std::string& text) {
-  if (site.format.find(text) != std::string::npos) return true;
-  if (path_ends_with(site.file, text)) return true;
-  std::size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon + 1 < text.size() &&
-      std::all_of(text.begin() + static_cast<std::ptrdiff_t>(colon) + 1, text.end(),
-                  [](unsigned char c) { return std::isdigit(c); })) {
-    std::string line = text.substr(colon + 1);
-    return line.size() <= 9 && static_cast<std::uint32_t>(std::stoul(line)) == site.line &&
-           path_ends_with(site.file, text.substr(0, colon));
-  }
-  return false;
-}
+bool site_matches(const decoder::Site& site, const std::string& text);
 
 // --thread ID: the OS thread id, or the thread's name.
-inline bool thread_matches(const decoder::Thread& thread, const std::string& text) {
-  if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }) &&
-      text.size() <= 19) {
-    std::uint64_t id = std::stoull(text);
-    return thread.os_tid ? thread.os_tid == id : thread.index == id;
-  }
-  return !thread.name.empty() && thread.name == text;
-}
+bool thread_matches(const decoder::Thread& thread, const std::string& text);
 
+// What selects and redacts records, as given on the command line.
 struct FilterOptions {
   std::string level;
   std::string since, until;
@@ -223,48 +61,21 @@ struct FilterOptions {
   std::vector<std::string> sites;
   std::string grep;
   bool utc = false;
+  std::string mask_path;
 };
+
+// `ship` follows without end, so it takes no --until.
+enum class UntilOption { offered, not_offered };
+
+// The one definition of the filter options, for every command that selects records.
+void add_filter_options(CLI::App& command, FilterOptions& o, UntilOption until);
 
 struct Filters {
   decoder::Filter decoder;
   std::optional<std::regex> grep;
 };
 
-inline Filters make_filters(const FilterOptions& o, std::int64_t now) {
-  Filters f;
-  LevelRange levels;
-  if (!o.level.empty()) levels = parse_level_range(o.level);
-  if (!o.since.empty()) f.decoder.since_ns = parse_time("--since", o.since, o.utc, now);
-  if (!o.until.empty()) f.decoder.until_ns = parse_time("--until", o.until, o.utc, now);
-  if (f.decoder.since_ns > f.decoder.until_ns) throw UsageError("--since is later than --until: nothing can match");
-  if (!o.level.empty() || !o.sites.empty()) {
-    f.decoder.site = [levels, sites = o.sites](const decoder::Site& site) {
-      if (!levels.contains(site.level)) return false;
-      if (sites.empty()) return true;
-      return std::any_of(sites.begin(), sites.end(), [&](const std::string& s) { return site_matches(site, s); });
-    };
-  }
-  if (!o.threads.empty()) {
-    f.decoder.thread = [threads = o.threads](const decoder::Thread& thread) {
-      return std::any_of(threads.begin(), threads.end(),
-                         [&](const std::string& t) { return thread_matches(thread, t); });
-    };
-  }
-  // Drop reports print as warnings from "terse": they pass a level filter
-  // that admits warn, and no --site.
-  f.decoder.dropped = o.sites.empty() && levels.contains(*parse_level("warn"));
-  if (!o.grep.empty()) {
-    // As journalctl: a pattern without capitals ignores case.
-    bool has_upper = std::any_of(o.grep.begin(), o.grep.end(), [](unsigned char c) { return std::isupper(c); });
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (!has_upper) flags |= std::regex::icase;
-    try {
-      f.grep.emplace(o.grep, flags);
-    } catch (const std::regex_error& e) {
-      throw UsageError("bad --grep pattern '" + o.grep + "': " + e.what());
-    }
-  }
-  return f;
-}
+// Throws UsageError for an option that does not parse.
+Filters make_filters(const FilterOptions& o, std::int64_t now);
 
 }  // namespace terse::cli

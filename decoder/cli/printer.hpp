@@ -5,45 +5,24 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include <terse/decoder.hpp>
 
-#include "cursor.hpp"
-#include "filters.hpp"
 #include "mask.hpp"
+#include "position.hpp"
 
 namespace terse::cli {
 
 // What one record prints as, after redaction and the message filter.
 class Printer {
  public:
+  // No pattern: JSON objects. `grep` and `mask` must outlive the printer.
   Printer(std::optional<decoder::LinePattern> pattern, decoder::TimeStyle style, const std::optional<std::regex>& grep,
-          const Masker* mask)
-      : pattern_(std::move(pattern)), style_(style), grep_(grep), mask_(mask) {
-    if (mask_) rewrite_ = [this](std::string& text) { mask_->apply(text); };
-  }
+          const Masker* mask);
 
-  bool print(const decoder::Record& record, std::string& out) {
-    if (grep_ || mask_) {
-      message_.clear();
-      decoder::render_message(record, message_, nullptr, &style_);
-      // Matching what is shown: a masked value cannot be found by --grep.
-      if (mask_) mask_->apply(message_);
-      if (grep_ && !std::regex_search(message_, *grep_)) return false;
-      if (pattern_) {
-        pattern_->append(out, record, style_, message_);
-      } else {
-        decoder::append_json_record(out, record, style_, message_, rewrite_);
-      }
-      return true;
-    }
-    if (pattern_) {
-      pattern_->append(out, record, style_);
-    } else {
-      decoder::append_json_record(out, record, style_);
-    }
-    return true;
-  }
+  // Appends the record to `out`; false (nothing appended) when the message filter drops it.
+  bool print(const decoder::Record& record, std::string& out);
 
  private:
   std::optional<decoder::LinePattern> pattern_;
@@ -56,30 +35,12 @@ class Printer {
 
 // --show-cursor: the "cursor" key goes last into an object the printer wrote
 // (ending in "}", or "}\n" as printed lines do).
-inline void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions) {
-  bool line = !object.empty() && object.back() == '\n';
-  object.resize(object.size() - (line ? 2 : 1));
-  object += ",\"cursor\":\"";
-  object += encode_cursor(positions);
-  object += line ? "\"}\n" : "\"}";
-}
+void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions);
 
 // The first line --schema-header prints: what the records' keys hold, so a
 // pipeline can check that it reads the records it was written for. The
 // version after "terse.record/" changes when a key changes meaning or goes
 // away; new keys may appear without a new version.
-inline std::string json_schema_header(bool with_cursor) {
-  std::string line =
-      R"j({"schema":"terse.record/1","fields":{)j"
-      R"j("time":"string: RFC 3339, nanoseconds, zone offset (Z with --utc)",)j"
-      R"j("level":"string: trace, debug, info, warn, error or critical",)j"
-      R"j("thread":"integer: OS thread id",)j"
-      R"j("file":"string: source file of the call site (terse for a drop report)",)j"
-      R"j("line":"integer: source line of the call site",)j"
-      R"j("message":"string: the formatted message",)j"
-      R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
-  if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
-  return line + "}}\n";
-}
+std::string json_schema_header(bool with_cursor);
 
 }  // namespace terse::cli

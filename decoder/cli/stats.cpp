@@ -1,6 +1,4 @@
 // `terse stats`: what a set of files holds, without printing its records.
-#pragma once
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,23 +11,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
-#include "inputs.hpp"
+#include "commands.hpp"
+#include "log_files.hpp"
+#include "output.hpp"
+#include "source.hpp"
 
 namespace terse::cli {
 
-struct StatsOptions {
-  std::vector<std::string> paths;
-  bool json = false;
-  bool utc = false;
-  std::size_t top = 20;
-};
+namespace {
 
-namespace stats_detail {
+const char* const kStatsFooter = R"(Shows per-level and per-call-site counts, file bytes, stored and raw frame bytes
+(the compression ratio), the time span, dropped records and a per-minute rate
+sparkline by level.
+
+Examples:
+  terse stats logs/
+  terse stats --top 10 logs/app-20261129-001.tlog
+  terse stats --json logs/ | jq .levels)";
 
 constexpr int kLevels = schema::kLevelCount;
 constexpr std::int64_t kMinuteNs = 60'000'000'000;
@@ -66,7 +70,7 @@ struct Buckets {
   std::vector<std::array<std::uint64_t, kLevels>> columns;
 };
 
-inline Buckets bucket(const Totals& t) {
+Buckets bucket(const Totals& t) {
   Buckets b;
   if (t.per_minute.empty()) return b;
   b.start_minute = t.per_minute.begin()->first;
@@ -80,7 +84,7 @@ inline Buckets bucket(const Totals& t) {
   return b;
 }
 
-inline std::string sparkline(const Buckets& b, int level) {
+std::string sparkline(const Buckets& b, int level) {
   static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   std::uint64_t max = 0;
   for (const auto& c : b.columns) max = std::max(max, c[static_cast<std::size_t>(level)]);
@@ -103,14 +107,14 @@ void put(std::string& out, fmt::format_string<T...> format, T&&... args) {
   fmt::format_to(std::back_inserter(out), format, std::forward<T>(args)...);
 }
 
-inline std::string bytes_text(std::uint64_t n) {
+std::string bytes_text(std::uint64_t n) {
   if (n < 1024) return fmt::format("{} B", n);
   if (n < (1u << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024);
   if (n < (1u << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20));
   return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1 << 30));
 }
 
-inline std::string duration_text(std::int64_t ns) {
+std::string duration_text(std::int64_t ns) {
   std::int64_t s = ns / 1'000'000'000;
   if (s < 60) return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9);
   if (s < 3600) return fmt::format("{}m {:02}s", s / 60, s % 60);
@@ -118,7 +122,7 @@ inline std::string duration_text(std::int64_t ns) {
   return fmt::format("{}d {:02}h {:02}m", s / 86400, s / 3600 % 24, s / 60 % 60);
 }
 
-inline void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
+void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
   if (r.unix_ns < t.first_ns) t.first_ns = r.unix_ns;
   if (r.unix_ns > t.last_ns) t.last_ns = r.unix_ns;
   std::int64_t minute = r.unix_ns / kMinuteNs - (r.unix_ns % kMinuteNs < 0 ? 1 : 0);
@@ -143,7 +147,7 @@ inline void add_record(Totals& t, const decoder::Record& r, std::unordered_map<c
   ++t.sites[hit->second].count;
 }
 
-inline std::string time_text(std::int64_t ns, bool utc) {
+std::string time_text(std::int64_t ns, bool utc) {
   std::string out;
   decoder::TimeStyle style;
   style.utc = utc;
@@ -152,7 +156,7 @@ inline std::string time_text(std::int64_t ns, bool utc) {
   return out;
 }
 
-inline std::string rfc3339(std::int64_t ns, bool utc) {
+std::string rfc3339(std::int64_t ns, bool utc) {
   std::string out;
   decoder::TimeStyle style;
   style.utc = utc;
@@ -160,7 +164,7 @@ inline std::string rfc3339(std::int64_t ns, bool utc) {
   return out;
 }
 
-inline void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
+void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
   std::uint64_t records = 0;
   for (auto n : t.levels) records += n;
   put(out, "files      {} ({} on disk)\n", t.files, bytes_text(t.file_bytes));
@@ -207,7 +211,7 @@ inline void print_text(const Totals& t, const StatsOptions& o, std::string& out)
   }
 }
 
-inline void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
+void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
   std::uint64_t records = 0;
   for (auto n : t.levels) records += n;
   put(out, "{{\"files\":{},\"file_bytes\":{},\"frames\":{},\"stored_bytes\":{},\"raw_bytes\":{},\"compression_ratio\":{}",
@@ -259,53 +263,57 @@ inline void print_json(const Totals& t, const StatsOptions& o, std::string& out)
   out += "}\n";
 }
 
-}  // namespace stats_detail
 
-// Reads every record of every file; false when anything was damaged.
-inline bool run_stats(const StatsOptions& o) {
-  using namespace stats_detail;
+// Adds one file's (or standard input's) records and frames to the totals;
+// false when anything was damaged.
+bool add_path(Totals& t, const std::string& path, const decoder::Reporter& reporter) {
+  std::unordered_map<const decoder::Site*, std::size_t> cache;
+  std::uint64_t file_offset = 0;
+  auto sink = [&](const decoder::Record& r) {
+    // Site objects belong to one file of the stream; a new file (on a
+    // pipe) may reuse their addresses.
+    if (r.file_offset != file_offset) {
+      cache.clear();
+      file_offset = r.file_offset;
+    }
+    add_record(t, r, cache);
+  };
+  decoder::Summary s = decode_path(path, sink, reporter);
+  if (path != "-") {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) t.file_bytes += static_cast<std::uint64_t>(st.st_size);
+  }
+  ++t.files;
+  t.frames.frames += s.frames;
+  t.frames.records += s.records;
+  t.frames.damaged += s.damaged;
+  t.frames.stored_bytes += s.stored_bytes;
+  t.frames.raw_bytes += s.raw_bytes;
+  for (const auto& mode : s.private_values)
+    if (std::find(t.private_values.begin(), t.private_values.end(), mode) == t.private_values.end())
+      t.private_values.push_back(mode);
+  return s.damaged == 0;
+}
+
+}  // namespace
+
+CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
+  auto* stats = app.add_subcommand("stats", "Counts per level and call site, bytes, compression, time span, drops");
+  stats->footer(kStatsFooter);
+  stats->add_option("paths", o.paths, "Files, directories or - for standard input")->required();
+  stats->add_flag("--json", o.json, "One JSON object instead of the text report");
+  stats->add_flag("--utc", o.utc, "Print times in UTC");
+  stats->add_option("--top", o.top, "How many call sites to list (default 20; 0 for all)");
+  return stats;
+}
+
+int run_stats(const StatsOptions& o) {
   bool ok = true;
   Totals t;
-  decoder::Reporter reporter = [&](const decoder::Problem& p) {
-    if (p.torn_tail) {
-      ++t.torn_tails;
-      return;
-    }
-    std::fprintf(stderr, "terse: %s: offset %llu: %s\n", p.source.c_str(), static_cast<unsigned long long>(p.offset),
-                 p.what.c_str());
-  };
-  for (const auto& path : expand_paths(o.paths, ok)) {
-    std::unordered_map<const decoder::Site*, std::size_t> cache;
-    std::uint64_t file_offset = 0;
-    auto sink = [&](const decoder::Record& r) {
-      // Site objects belong to one file of the stream; a new file (on a
-      // pipe) may reuse their addresses.
-      if (r.file_offset != file_offset) {
-        cache.clear();
-        file_offset = r.file_offset;
-      }
-      add_record(t, r, cache);
-    };
-    decoder::Summary s;
-    if (path == "-") {
-      decoder::StreamDecoder decoder("<stdin>", reporter);
-      s = decoder.decode_fd(STDIN_FILENO, sink);
-    } else {
-      s = decoder::decode_file(path, sink, reporter);
-      struct stat st {};
-      if (::stat(path.c_str(), &st) == 0) t.file_bytes += static_cast<std::uint64_t>(st.st_size);
-    }
-    ++t.files;
-    t.frames.frames += s.frames;
-    t.frames.records += s.records;
-    t.frames.damaged += s.damaged;
-    t.frames.stored_bytes += s.stored_bytes;
-    t.frames.raw_bytes += s.raw_bytes;
-    if (s.damaged) ok = false;
-    for (const auto& mode : s.private_values)
-      if (std::find(t.private_values.begin(), t.private_values.end(), mode) == t.private_values.end())
-        t.private_values.push_back(mode);
-  }
+  ProblemReporter problems("terse", TornTails::count_silently);
+  for (const auto& path : expand_paths(o.paths, ok))
+    if (!add_path(t, path, problems.reporter())) ok = false;
+  t.torn_tails = problems.torn_tails();
   std::string out;
   if (o.json) {
     print_json(t, o, out);
@@ -314,7 +322,7 @@ inline bool run_stats(const StatsOptions& o) {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
-  return ok;
+  return ok ? kExitOk : kExitDamage;
 }
 
 }  // namespace terse::cli

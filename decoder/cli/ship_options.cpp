@@ -1,46 +1,17 @@
-// `terse ship`: follows logs as `terse cat -f` does and produces each record
-// as one JSON message to a Kafka topic, at least once. The options live here
-// so the command shows in --help even where terse was built without
-// librdkafka; ship.cpp (built only with it) does the work.
-#pragma once
-
-#include <string>
-#include <vector>
+// The options and help of `terse ship`, built with or without librdkafka so
+// that the command always shows in --help; ship.cpp (built only with
+// librdkafka) does the work.
+#include <cstdio>
 
 #include <CLI/CLI.hpp>
 
+#include "commands.hpp"
 #include "filters.hpp"
 
 namespace terse::cli {
+namespace {
 
-// Exit codes of `terse ship` (terse.1 lists them): a service manager can tell
-// a setup to fix from a broker that refused records.
-inline constexpr int kShipOk = 0;
-inline constexpr int kShipInputDamaged = 1;   // damaged frames (with --once), a cursor that fits no file
-inline constexpr int kShipUsage = 2;          // options, -X properties, the cursor file, --mask rules
-inline constexpr int kShipDeliveryFailed = 3;  // a record refused for good, or left unacknowledged at exit
-
-struct ShipOptions {
-  std::vector<std::string> paths;
-  std::string brokers;
-  std::string topic;
-  std::string cursor_file;
-  std::vector<std::string> properties;  // -X key=value, applied last
-  int batch_records = 1024;
-  int linger_ms = 200;
-  std::string compression = "zstd";
-  int max_buffer_mb = 16;
-  int commit_interval_ms = 10;
-  double stats_interval_s = 0;
-  std::string key = "none";
-  bool once = false;
-  double drain_timeout_s = 30;
-  bool show_cursor = false;
-  std::string mask_path;
-  FilterOptions filters;
-};
-
-inline const char* const kShipFooter =
+const char* const kShipFooter =
     R"(Each record becomes one message: the JSON object 'terse cat -o json' prints, without
 its newline, timestamped with the record's time. The cursor file holds where shipping
 stands; it is replaced (write, fsync, rename) only once the broker acknowledged every
@@ -62,7 +33,9 @@ Examples:
   terse ship ... -X security.protocol=ssl -X linger.ms=50 --stats-interval 10 logs/
   terse ship ... --once logs/                  ship what is there, wait for the broker, exit)";
 
-inline CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
+}  // namespace
+
+CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
   auto* ship = app.add_subcommand("ship", "Produce records to Kafka as JSON messages, at least once, following");
   ship->footer(kShipFooter);
   ship->add_option("paths", o.paths, "Files or directories (their .tlog files)")->required();
@@ -97,18 +70,17 @@ inline CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
                    "Seconds to wait for acknowledgements when stopping (default 30)")
       ->check(CLI::Range(0.0, 86400.0));
   ship->add_flag("--show-cursor", o.show_cursor, "Add a \"cursor\" key to each message, as cat --show-cursor does");
-  ship->add_option("--mask", o.mask_path, "Redact: a file of 'REGEX => REPLACEMENT' lines, as for terse cat");
-  ship->add_option("--level", o.filters.level, "Only this level and above, or a range LOW..HIGH");
-  ship->add_option("--site", o.filters.sites, "Only call sites whose format or file[:line] has TEXT (repeatable)");
-  ship->add_option("--thread", o.filters.threads, "Only this thread: OS thread id or name (repeatable)");
-  ship->add_option("-g,--grep", o.filters.grep, "Only records whose message matches this regex");
-  ship->add_option("-S,--since", o.filters.since, "Only records at or after this time");
-  ship->add_flag("--utc", o.filters.utc, "Times in messages and in --since in UTC instead of local time");
+  add_filter_options(*ship, o.filters, UntilOption::not_offered);
   return ship;
 }
 
-#ifdef TERSE_HAVE_KAFKA
-int run_ship(const ShipOptions& options);
+#ifndef TERSE_HAVE_KAFKA
+int run_ship(const ShipOptions&) {
+  std::fprintf(stderr,
+               "terse: this terse was built without librdkafka, so it cannot ship; rebuild it with "
+               "librdkafka-dev installed\n");
+  return kShipUsage;
+}
 #endif
 
 }  // namespace terse::cli

@@ -1,0 +1,95 @@
+// The commands of `terse`: each registers its options on its own CLI11
+// subcommand and has one entry point that returns the process's exit code.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "filters.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace terse::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDamage = 1;
+inline constexpr int kExitUsage = 2;
+
+// ---- cat ------------------------------------------------------------------------
+
+struct CatOptions {
+  std::vector<std::string> paths;
+  std::string pattern;
+  std::string mode;
+  bool json = false;
+  bool follow = false;
+  std::optional<std::size_t> tail_lines;
+  std::string color = "auto";
+  bool show_cursor = false;
+  std::optional<std::string> after_cursor;
+  bool schema_header = false;
+  FilterOptions filters;
+};
+
+CLI::App* add_cat_command(CLI::App& app, CatOptions& o);
+int run_cat(const CatOptions& o);
+
+// ---- verify ---------------------------------------------------------------------
+
+struct VerifyOptions {
+  std::vector<std::string> paths;
+};
+
+CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o);
+int run_verify(const VerifyOptions& o);
+
+// ---- stats ----------------------------------------------------------------------
+
+struct StatsOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+  bool utc = false;
+  std::size_t top = 20;
+};
+
+CLI::App* add_stats_command(CLI::App& app, StatsOptions& o);
+int run_stats(const StatsOptions& o);
+
+// ---- ship -----------------------------------------------------------------------
+
+// Exit codes of `terse ship` (terse.1 lists them): a service manager can tell
+// a setup to fix from a broker that refused records.
+inline constexpr int kShipOk = 0;
+inline constexpr int kShipInputDamaged = 1;    // damaged frames (with --once), a cursor that fits no file
+inline constexpr int kShipUsage = 2;           // options, -X properties, the cursor file, --mask rules
+inline constexpr int kShipDeliveryFailed = 3;  // a record refused for good, or left unacknowledged at exit
+
+struct ShipOptions {
+  std::vector<std::string> paths;
+  std::string brokers;
+  std::string topic;
+  std::string cursor_file;
+  std::vector<std::string> properties;  // -X key=value, applied last
+  int batch_records = 1024;
+  int linger_ms = 200;
+  std::string compression = "zstd";
+  int max_buffer_mb = 16;
+  int commit_interval_ms = 10;
+  double stats_interval_s = 0;
+  std::string key = "none";
+  bool once = false;
+  double drain_timeout_s = 30;
+  bool show_cursor = false;
+  FilterOptions filters;
+};
+
+// Registered even where terse was built without librdkafka, so that the
+// command shows in --help; run_ship then says how to get it.
+CLI::App* add_ship_command(CLI::App& app, ShipOptions& o);
+int run_ship(const ShipOptions& o);
+
+}  // namespace terse::cli

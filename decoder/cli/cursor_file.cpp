@@ -1,0 +1,144 @@
+#include "cursor_file.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+namespace terse::cli {
+
+CursorFile::CursorFile(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
+  std::string dir = std::filesystem::path(path_).parent_path().string();
+  dir_ = dir.empty() ? "." : dir;
+}
+
+CursorFile::~CursorFile() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+std::string CursorFile::open(std::string& cursor) {
+  lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return "cannot create " + path_ + ".lock: " + std::strerror(errno);
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+    return "another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)";
+  if (std::string error = read_saved(cursor); !error.empty()) return error;
+  // Find out now, not after the first acknowledgement, that it cannot be saved.
+  std::string error = write_temp("");
+  ::unlink(temp_.c_str());
+  return error;
+}
+
+// The cursor as saved, without surrounding white space; none when the file is absent.
+std::string CursorFile::read_saved(std::string& cursor) {
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) return "cannot read " + path_ + ": " + std::strerror(errno);
+    return {};
+  }
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
+  int read_errno = errno;
+  ::close(fd);
+  if (n < 0) return "cannot read " + path_ + ": " + std::strerror(read_errno);
+  while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.back()))) cursor.pop_back();
+  while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.front()))) cursor.erase(0, 1);
+  return {};
+}
+
+std::string CursorFile::save(const std::string& cursor) {
+  std::string error = write_temp(cursor + "\n");
+  if (!error.empty()) return error;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) return "cannot rename " + temp_ + ": " + std::strerror(errno);
+  int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return {};
+}
+
+std::string CursorFile::write_temp(const std::string& text) {
+  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write " + temp_ + ": " + std::strerror(errno);
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string error = "cannot write " + temp_ + ": " + std::strerror(errno);
+      ::close(fd);
+      return error;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    std::string error = "cannot fsync " + temp_ + ": " + std::strerror(errno);
+    ::close(fd);
+    return error;
+  }
+  ::close(fd);
+  return {};
+}
+
+CursorSaver::CursorSaver(CursorFile& file) : file_(file), thread_([this] { run(); }) {}
+
+CursorSaver::~CursorSaver() { finish(); }
+
+void CursorSaver::post(std::string cursor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  next_ = std::move(cursor);
+  wake_.notify_one();
+}
+
+void CursorSaver::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  thread_.join();
+}
+
+std::string CursorSaver::news() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(news_, std::string());
+}
+
+void CursorSaver::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return next_ || stopping_; });
+    if (!next_) return;
+    std::string cursor = std::move(*next_);
+    next_.reset();
+    lock.unlock();
+    std::string error = file_.save(cursor);
+    lock.lock();
+    if (!error.empty()) {
+      // A stale cursor means more records sent twice after a restart,
+      // never fewer sent: shipping goes on, and the next place is tried.
+      if (!failing_) news_ = error + " (will retry)";
+      failing_ = true;
+      if (stopping_) return;  // exiting: that was the last try
+      if (!next_) next_ = std::move(cursor);
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      lock.lock();
+    } else if (failing_) {
+      news_ = "saved again";
+      failing_ = false;
+    }
+  }
+}
+
+}  // namespace terse::cli

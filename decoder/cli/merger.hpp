@@ -1,0 +1,153 @@
+// Every input of `terse cat` and `terse ship` merged into one stream in time
+// order, following live files, and where each input stands (for cursors).
+#pragma once
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <terse/decoder.hpp>
+
+#include "log_files.hpp"
+#include "position.hpp"
+#include "source.hpp"
+
+namespace terse::cli {
+
+// While following several inputs, how long one that shows nothing new holds
+// back the records of the others. A writer's IO thread puts a record into
+// its file at most 50 ms after it was logged (kMaxBatchDelay in
+// runtime/logger.cpp); the rest is room for a busy machine. terse.1 and the
+// README give this number.
+inline constexpr std::int64_t kFollowGraceNs = 200'000'000;
+
+// Holds one record per sequence (memory does not grow with the files).
+//
+// Following, the inputs are read in rounds (the command sleeps between them)
+// and an input with nothing new is passed over until the next round. A
+// record is taken only when no other input can still show an earlier one:
+// each other input has a record at least as late waiting, or has given one,
+// or had nothing new in a round that started kFollowGraceNs or more after
+// the record's time (its writer would have put anything older into the file
+// by then). A directory given with no log in it yet is such an input too, so
+// a writer that starts late is waited for like one that is slow. A record
+// stamped more than the grace period after this machine's clock comes from
+// a clock that runs ahead, against which no order holds: it waits only for
+// the others to have been quiet for the grace period, not for the clock.
+class Merger {
+ public:
+  Merger(const decoder::Reporter& reporter, const decoder::Filter& filter, bool follow);
+
+  // Files and directories as given on the command line; false when one of
+  // them cannot be read at all.
+  bool add_paths(const std::vector<std::string>& paths);
+
+  // Following: picks up sequences that appeared in the directories given and
+  // gives every waiting sequence another chance.
+  void new_round();
+
+  // How long the command may sleep before the next round: a record held back
+  // for the grace period is due when a round starts after it.
+  std::chrono::milliseconds next_round_in() const;
+
+  bool next(decoder::Record& record);
+
+  bool reads_stdin() const;
+
+  // ---- cursors ----------------------------------------------------------------
+
+  // Call before the first next(): remember where each input's last record was.
+  void keep_positions() { keep_positions_ = true; }
+
+  // Where every input stands after the last record next() gave, in one
+  // order whatever order the inputs were found in, so that two runs at the
+  // same place write the same cursor. Inputs that gave nothing yet have no
+  // entry (a run resumed from the cursor reads them from their start),
+  // except those the cursor this run started from had.
+  void positions(std::vector<InputPosition>& out) const;
+
+  // --after-cursor: each input continues after its own position. An entry
+  // goes to the input of its log in its directory, else to the only input of
+  // its log (the logs were moved). An entry whose log has no file here yet
+  // (retention removed them all, or a followed directory is still empty) is
+  // kept for when it appears and carried on into the cursors printed. An
+  // empty string, or what is wrong; `notes` says what was lost.
+  std::string resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes);
+
+  std::uint64_t damaged() const;
+
+ private:
+  static constexpr std::int64_t kNever = INT64_MIN;
+
+  struct Slot {
+    std::unique_ptr<Source> source;
+    std::string log;             // NAME (see log_of)
+    std::uint32_t dir_hash = 0;  // of its directory's absolute path
+    decoder::Record head;
+    std::string head_file;  // the name of the file `head` came from
+    bool has_head = false;
+    bool waiting = false;
+    bool done = false;
+    std::int64_t latest_ns = kNever;       // the time of the last record taken from it
+    std::int64_t checked_ns = kNever;      // the start of the last round it had nothing new in
+    std::int64_t quiet_since_ns = kNever;  // the start of the first of those rounds in a row
+    std::optional<Position> position;      // of the last record taken (or the cursor's, until one is)
+  };
+
+  // A directory given on the command line: until it holds a log, it holds
+  // back the others' records as a quiet input does.
+  struct WatchedDir {
+    std::string path;
+    std::string absolute;
+    bool has_log = false;
+    std::int64_t checked_ns = kNever;
+    std::int64_t quiet_since_ns = kNever;
+  };
+
+  // A cursor's entry for a log with no file here (yet).
+  struct Carried {
+    std::uint32_t dir_hash = 0;
+    std::string log;
+    Position at;
+    bool has_dir = false;
+  };
+
+  struct Entry {
+    std::optional<std::uint32_t> dir_hash;
+    const std::string* log;
+    const Position* at;
+  };
+
+  bool next_of_one(decoder::Record& record);
+  bool awaiting_first_log() const;
+  void found_nothing(Slot& slot);
+  void took(Slot& slot, const decoder::Record& record, const std::string& file);
+  static bool past(std::int64_t checked_ns, std::int64_t quiet_since_ns, std::int64_t time_ns);
+  bool may_take(const Slot& from) const;
+  std::vector<std::optional<std::size_t>> match_entries(const std::vector<InputPosition>& entries,
+                                                        const std::vector<std::string>& logs, std::string& error);
+  std::string resume_slot(Slot& slot, const Position& at, std::string& note);
+  std::string not_here(const std::string& log) const;
+  Source& source_for(const fs::path& file);
+  void take_up_carried(Slot& slot);
+  bool scan_dir(WatchedDir& dir);
+
+  const decoder::Reporter& reporter_;
+  const decoder::Filter& filter_;
+  bool follow_;
+  bool keep_positions_ = false;
+  std::vector<Slot> slots_;
+  std::map<std::string, std::size_t> by_key_;
+  std::vector<WatchedDir> dirs_;
+  std::vector<Carried> carried_;
+  std::int64_t round_ns_ = 0;
+  std::optional<std::int64_t> held_ns_;  // the time of the record held back, if one is
+  mutable std::vector<Entry> order_;
+};
+
+}  // namespace terse::cli

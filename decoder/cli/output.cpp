@@ -1,0 +1,59 @@
+#include "output.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace terse::cli {
+
+bool Output::flush() {
+  if (state_ != State::open) return false;
+  const char* p = buffer_.data();
+  std::size_t left = buffer_.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDOUT_FILENO, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) {
+        state_ = State::reader_left;
+      } else {
+        std::fprintf(stderr, "terse: writing output failed: %s\n", std::strerror(errno));
+        state_ = State::failed;
+      }
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buffer_.clear();
+  return true;
+}
+
+bool Output::reader_gone() {
+  pollfd p{STDOUT_FILENO, 0, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+ProblemReporter::ProblemReporter(std::string program, TornTails torn_tails)
+    : program_(std::move(program)), torn_tail_policy_(torn_tails) {
+  reporter_ = [this](const decoder::Problem& problem) { report(problem); };
+}
+
+void ProblemReporter::report(const decoder::Problem& problem) {
+  if (quiet_after_bad_resume_ && bad_resume_) return;
+  if (problem.torn_tail) {
+    ++torn_tails_;
+    if (torn_tail_policy_ == TornTails::count_silently) return;
+  } else {
+    ++problems_;
+  }
+  if (problem.bad_resume) bad_resume_ = true;
+  if (before_each_ && !before_each_()) return;
+  std::fprintf(stderr, "%s: %s: offset %llu: %s\n", program_.c_str(), problem.source.c_str(),
+               static_cast<unsigned long long>(problem.offset), problem.what.c_str());
+}
+
+}  // namespace terse::cli

@@ -1,0 +1,88 @@
+// One input of `terse cat`: a sequence of rolled files (or standard input)
+// read one file after another, optionally following the last one live.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <terse/decoder.hpp>
+
+namespace terse::cli {
+
+// When following, the last file is read live: its end means "nothing more
+// yet" until a newer file of the same sequence appears, and then its rest is
+// read as a finished file before moving on (tail -F across rolls).
+class Source {
+ public:
+  Source(std::string label, const decoder::Reporter& reporter, const decoder::Filter& filter, bool follow);
+  ~Source();
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+
+  static std::unique_ptr<Source> standard_input(const decoder::Reporter& reporter, const decoder::Filter& filter);
+
+  // Following: look for newer files of this sequence in `dir`.
+  void watch(std::string dir, std::string prefix);
+  void add(const std::string& file);
+  void sort_pending();
+
+  // The next record, or false: at the end (not following) or for now.
+  bool next(decoder::Record& record);
+
+  std::uint64_t damaged() const { return damaged_; }
+  const std::string& label() const { return label_; }
+  bool is_stdin() const { return stdin_; }
+  // The name (no directory) of the file the last record came from.
+  const std::string& current_name() const { return current_name_; }
+
+  // --after-cursor: start after the record at (frame_offset, frame_index)
+  // of the file called `file` in this sequence's directory. When that file
+  // is gone (retention removed it), start at the oldest later file and say
+  // so in `note`. An empty string, or why the cursor cannot apply.
+  std::string resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
+                           std::uint64_t ticks, std::string& note);
+
+ private:
+  using FileKey = std::tuple<std::string, unsigned long>;  // date, sequence
+
+  struct Resume {
+    std::string file;
+    std::uint64_t frame_offset;
+    std::uint32_t frame_index;
+    std::uint64_t ticks;
+  };
+
+  bool open_next();
+  bool open_file(const std::string& path);
+  void close_current();
+  void rescan();
+  std::string resume_in_named_file(const std::string& file, const Resume& at, std::string& note);
+
+  std::string label_;
+  std::string current_name_;
+  std::optional<Resume> resume_;
+  const decoder::Reporter& reporter_;
+  const decoder::Filter& filter_;
+  bool follow_ = false;
+  bool stdin_ = false;
+  bool live_ = false;
+  std::string dir_, prefix_;
+  std::vector<std::string> pending_;
+  std::set<std::string> seen_;
+  std::optional<FileKey> last_;   // the newest file opened
+  std::optional<FileKey> floor_;  // the oldest file asked for
+  int fd_ = -1;
+  std::unique_ptr<decoder::StreamDecoder> decoder_;
+  std::uint64_t damaged_ = 0;
+};
+
+// Decodes one file, or standard input for "-", to its end.
+decoder::Summary decode_path(const std::string& path, const decoder::RecordSink& sink,
+                             const decoder::Reporter& reporter);
+
+}  // namespace terse::cli
