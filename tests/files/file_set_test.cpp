@@ -38,10 +38,11 @@ std::vector<std::string> names(const std::vector<FileSet::LogFile>& files) {
   return out;
 }
 
-std::int64_t noon_of(const std::string& date) {
-  // Any instant whose local date is `date`: step a day at a time from now.
+// Some instant whose local date is `date`, a day at a time from now.
+std::int64_t instant_on(const std::string& date) {
   std::int64_t t = terse::detail::realtime_ns();
-  for (int i = 0; i < 4000 && FileSet::local_date(t) != date; ++i) t += FileSet::local_date(t) < date ? kDayNs : -kDayNs;
+  for (int i = 0; i < 4000 && FileSet::local_date(t) != date; ++i)
+    t += FileSet::local_date(t) < date ? kDayNs : -kDayNs;
   return t;
 }
 
@@ -116,7 +117,7 @@ TEST_CASE("a directory that cannot take a file gives the reason") {
 TEST_CASE("a file rolls at the size limit and at a new local date") {
   TempDir dir;
   FileSet set(rules(dir));
-  std::int64_t now = noon_of("20260101");
+  std::int64_t now = instant_on("20260101");
   REQUIRE(FileSet::local_date(now) == "20260101");
   FileSet::Opened opened = set.create_next(now);
   REQUIRE(opened.fd >= 0);
