@@ -9,3 +9,23 @@ target_link_libraries(golden_test PRIVATE zstd::libzstd_shared)
 # Built so it never rots, but never run by ctest: running it writes a new file.
 add_executable(terse_make_golden ${TERSE_TEST_DATA}/make_golden.cpp)
 target_link_libraries(terse_make_golden PRIVATE terse::terse)
+
+# The file written by the runtime before the code was restructured: its text
+# and JSON through the CLI must stay byte for byte what they were.
+add_executable(terse_make_golden_v1_1 ${TERSE_TEST_DATA}/make_golden_v1_1.cpp)
+target_link_libraries(terse_make_golden_v1_1 PRIVATE terse::terse)
+if(TARGET terse_cli)
+  foreach(output text json)
+    if(output STREQUAL "json")
+      set(args "-o;json")
+      set(expected ${TERSE_TEST_DATA}/golden-v1.1.jsonl)
+    else()
+      set(args "")
+      set(expected ${TERSE_TEST_DATA}/golden-v1.1.txt)
+    endif()
+    add_test(NAME golden_v1_1_${output}_test
+             COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:terse_cli> -DFILE=${TERSE_TEST_DATA}/golden-v1.1.tlog
+                     -DEXPECTED=${expected} "-DARGS=${args}" -P ${CMAKE_CURRENT_LIST_DIR}/decode_same.cmake)
+    set_tests_properties(golden_v1_1_${output}_test PROPERTIES LABELS "files;decoder;cli")
+  endforeach()
+endif()

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The layout rules of the README's "Layout" section, checked on every #include:
+#   schema/    includes nothing of the project's other folders (and no fmt)
+#   include/   the public API: schema/ and itself, never runtime/ or decoder/
+#   runtime/   include/ and schema/, never decoder/
+#   decoder/   schema/ and itself, never include/ or runtime/
+# A header named <terse/X.hpp> is looked up in include/terse, schema/terse and
+# decoder/terse; a quoted header next to the including file.
+# Usage: check_layout.sh SOURCE_DIR
+set -euo pipefail
+root=${1:?usage: check_layout.sh SOURCE_DIR}
+cd "$root"
+failures=0
+
+# Which folder a header written as <terse/...> or "..." comes from.
+owner_of() {
+  local including=$1 spelled=$2 quoted=$3
+  if [[ $quoted == yes && -f $(dirname "$including")/$spelled ]]; then
+    local resolved
+    resolved=$(realpath -m --relative-to=. "$(dirname "$including")/$spelled")
+    echo "${resolved%%/*}"
+    return
+  fi
+  for folder in include schema decoder; do
+    [[ -f $folder/$spelled ]] && { echo "$folder"; return; }
+  done
+  case $spelled in
+    fmt/*) echo fmt ;;
+    *) echo external ;;
+  esac
+}
+
+allowed() {
+  local from=$1 to=$2
+  case $from in
+    schema) [[ $to == schema || $to == external ]] ;;
+    include) [[ $to == include || $to == schema || $to == fmt || $to == external ]] ;;
+    runtime) [[ $to != decoder ]] ;;
+    decoder) [[ $to == decoder || $to == schema || $to == fmt || $to == external ]] ;;
+    *) true ;;
+  esac
+}
+
+while IFS= read -r file; do
+  from=${file%%/*}
+  while IFS= read -r line; do
+    if [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\<([^>]+)\> ]]; then
+      spelled=${BASH_REMATCH[1]} quoted=no
+    elif [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]]; then
+      spelled=${BASH_REMATCH[1]} quoted=yes
+    else
+      continue
+    fi
+    to=$(owner_of "$file" "$spelled" "$quoted")
+    if ! allowed "$from" "$to"; then
+      echo "$file: includes $spelled from $to/, which $from/ may not include" >&2
+      failures=$((failures + 1))
+    fi
+  done < <(grep -E '^[[:space:]]*#[[:space:]]*include' "$file" || true)
+done < <(find schema include runtime decoder -name '*.hpp' -o -name '*.cpp' -o -name '*.h' | sort)
+
+if ((failures)); then
+  echo "$failures include(s) break the layout rules (README, Layout)" >&2
+  exit 1
+fi
+echo "layout: every include follows the rules"
