@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <terse/frame.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -16,6 +17,10 @@ constexpr std::size_t kReadChunk = 1 << 20;
 // zstd never expands a frame by more than this over its input; a stored
 // size beyond it is damage, not data.
 constexpr std::uint32_t kMaxStoredSize = schema::kMaxFrameRawSize + (schema::kMaxFrameRawSize >> 7) + 4096;
+
+// Resync looks for a frame's sync marker or the first as many bytes of a
+// file's magic number.
+constexpr std::size_t kMarkerBytes = sizeof schema::kFrameSync;
 
 bool starts_with(const unsigned char* p, const unsigned char* prefix, std::size_t n) {
   return std::memcmp(p, prefix, n) == 0;
@@ -77,9 +82,9 @@ void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
     const unsigned char* begin = buffer_.data() + pos_;
     const unsigned char* stop = buffer_.data() + end_;
     const unsigned char* hit = stop;
-    for (const unsigned char* p = begin; p + 4 <= stop; ++p) {
-      if ((*p == schema::kFrameSync[0] && starts_with(p, schema::kFrameSync, 4)) ||
-          (*p == schema::kMagic[0] && starts_with(p, schema::kMagic, 4))) {
+    for (const unsigned char* p = begin; p + kMarkerBytes <= stop; ++p) {
+      if ((*p == schema::kFrameSync[0] && starts_with(p, schema::kFrameSync, kMarkerBytes)) ||
+          (*p == schema::kMagic[0] && starts_with(p, schema::kMagic, kMarkerBytes))) {
         hit = p;
         break;
       }
@@ -88,9 +93,9 @@ void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
       pos_ = static_cast<std::size_t>(hit - buffer_.data());
       break;
     }
-    // Keep the last three bytes: a marker may straddle the read boundary.
-    pos_ = end_ >= pos_ + 3 ? end_ - 3 : pos_;
-    if (!fill(available() + 4)) {
+    // Keep all but a marker's last byte: a marker may straddle the read boundary.
+    pos_ = end_ >= pos_ + (kMarkerBytes - 1) ? end_ - (kMarkerBytes - 1) : pos_;
+    if (!fill(available() + kMarkerBytes)) {
       pos_ = end_;
       break;
     }
@@ -125,16 +130,15 @@ FrameReader::Event FrameReader::next(Frame& frame) {
         resync(offset, "not a terse log file (no magic number)");
         continue;
       }
-      auto major = wire::get_le<std::uint16_t>(p + 8);
-      if (wire::crc32c(p, schema::kPreambleCrcOffset) !=
-          wire::get_le<std::uint32_t>(p + schema::kPreambleCrcOffset)) {
+      schema::Preamble preamble = schema::decode_preamble(p);
+      if (!schema::preamble_crc_ok(p)) {
         // A damaged version field must not cost the whole file: the frames
         // carry their own checksums, so read on as the version we know.
         report(offset, "preamble checksum mismatch; reading on as format version " +
                            std::to_string(schema::kVersionMajor));
-      } else if (major != schema::kVersionMajor) {
-        report(offset, "format version " + std::to_string(major) + "." +
-                           std::to_string(wire::get_le<std::uint16_t>(p + 10)) + " is not supported (this decoder reads " +
+      } else if (preamble.version_major != schema::kVersionMajor) {
+        report(offset, "format version " + std::to_string(preamble.version_major) + "." +
+                           std::to_string(preamble.version_minor) + " is not supported (this decoder reads " +
                            std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
         return Event::end;
       }
@@ -152,21 +156,20 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     }
     const unsigned char* h = buffer_.data() + pos_;
     std::uint64_t offset = base_offset_ + pos_;
-    if (!starts_with(h, schema::kFrameSync, 4)) {
+    if (!schema::frame_sync_at(h)) {
       resync(offset, "no frame starts here");
       continue;
     }
-    if (wire::crc32c(h, schema::kFrameHeaderCrcOffset) != wire::get_le<std::uint32_t>(h + 20)) {
+    if (!schema::frame_header_crc_ok(h)) {
       resync(offset, "frame header checksum mismatch");
       continue;
     }
-    frame.type = h[4];
-    frame.flags = h[5];
-    auto reserved = wire::get_le<std::uint16_t>(h + 6);
-    auto stored = wire::get_le<std::uint32_t>(h + 8);
-    frame.raw_size = wire::get_le<std::uint32_t>(h + 12);
-    auto payload_crc = wire::get_le<std::uint32_t>(h + 16);
-    if (reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
+    schema::FrameHeader header = schema::decode_frame_header(h);
+    frame.type = header.type;
+    frame.flags = header.flags;
+    std::uint32_t stored = header.stored_size;
+    frame.raw_size = header.raw_size;
+    if (header.reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
         frame.raw_size > schema::kMaxFrameRawSize ||
         ((frame.flags & schema::kFrameFlagZstd) == 0 && stored != frame.raw_size)) {
       resync(offset, "frame header has invalid fields");
@@ -182,7 +185,7 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     }
     h = buffer_.data() + pos_;
     const unsigned char* payload = h + schema::kFrameHeaderSize;
-    if (wire::crc32c(payload, stored) != payload_crc) {
+    if (wire::crc32c(payload, stored) != header.payload_crc) {
       // The size in the header is intact but the payload is not; the bytes
       // it spans may hold the start of another file (a torn file followed by
       // the next one on a pipe), so look for the next frame or file inside

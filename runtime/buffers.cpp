@@ -179,10 +179,4 @@ std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t
   return total;
 }
 
-std::int64_t realtime_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 }  // namespace terse::detail

@@ -10,6 +10,8 @@
 #include <terse/terse.hpp>
 #include <terse/wire.hpp>
 
+#include "clock.hpp"
+
 namespace terse::detail {
 
 // Settings the logging threads read on their slow paths.
@@ -48,8 +50,6 @@ inline void room_freed(ThreadBuffer& buffer) noexcept {
     wake_all(buffer.room_epoch);
   }
 }
-
-std::int64_t realtime_ns() noexcept;
 
 // One record of a batch's records payload (FORMAT.md §7) as the collector
 // wrote it; the writer walks them to count losses and to intern strings.

@@ -1,0 +1,318 @@
+#include "collector.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <terse/dictionary.hpp>
+#include <terse/timing.hpp>
+
+#include "interning.hpp"
+#include "internal.hpp"
+
+namespace terse::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t kBatchTargetBytes = 1024 * 1024;
+constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
+
+template <typename Entry>
+void append_entry(std::string& dictionary, const Entry& entry) {
+  std::size_t at = dictionary.size();
+  dictionary.resize(at + schema::entry_size(entry));
+  schema::encode_entry(entry, dictionary.data() + at, dictionary.data() + dictionary.size());
+}
+
+}  // namespace
+
+Collector::Collector(std::chrono::microseconds ordering_window, ClockCalibration& clock, BatchQueue& queue,
+                     Requests& requests, Counters& counters)
+    : clock_(clock),
+      queue_(queue),
+      requests_(requests),
+      counters_(counters),
+      window_ticks_(clock.ticks_in(ordering_window)) {}
+
+// Moves the cursor onto its next record; false when it has none left.
+bool Collector::load(Cursor& cursor) {
+  ThreadBuffer& b = *cursor.buffer;
+  while (cursor.position < cursor.end) {
+    std::uint64_t offset = cursor.position & (b.capacity - 1);
+    std::uint32_t site_id;
+    std::memcpy(&site_id, b.data + offset, sizeof site_id);
+    if (site_id == kRingWrapMarker) {
+      cursor.position += b.capacity - offset;
+      continue;
+    }
+    std::memcpy(&cursor.header, b.data + offset, sizeof cursor.header);
+    cursor.args = b.data + offset + kRingHeaderSize;
+    return true;
+  }
+  return false;
+}
+
+// Hands the ring space behind the cursor back to its thread.
+void Collector::publish(const Cursor& c) {
+  c.buffer->consumed.store(c.position, std::memory_order_release);
+  room_freed(*c.buffer);
+}
+
+void Collector::publish_consumed() {
+  for (const Cursor& c : cursors_) publish(c);
+}
+
+void Collector::refresh_buffers() {
+  auto& registry = buffer_registry();
+  std::uint64_t generation = registry.generation.load(std::memory_order_acquire);
+  if (generation == buffers_generation_) return;
+  std::lock_guard lock(registry.mutex);
+  buffers_ = registry.buffers;
+  buffers_generation_ = registry.generation.load(std::memory_order_relaxed);
+}
+
+// FORMAT.md §7: the "dropped" control record. Stamped no earlier than the
+// batch's last record so the stream stays in time order; the interval the
+// drops happened in is in the record itself.
+void Collector::report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now) {
+  std::uint64_t dropped = b.dropped.load(std::memory_order_relaxed);
+  if (dropped != b.drops_reported) {
+    char args[kDropRecordArgs];
+    std::uint64_t count = dropped - b.drops_reported;
+    std::uint64_t last = b.last_drop_ticks.load(std::memory_order_relaxed);
+    args[0] = static_cast<char>(schema::ControlKind::dropped);
+    std::memcpy(args + 1, &count, 8);
+    std::memcpy(args + 9, &b.drops_checked_ticks, 8);
+    std::memcpy(args + 17, &last, 8);
+    Cursor c{&b, 0, 0, {schema::kControlSiteId, kDropRecordArgs, std::max(last, batch.last_ticks)}, args};
+    describe_thread(batch, b);
+    append_record(batch, c);
+    b.drops_reported = dropped;
+  }
+  b.drops_checked_ticks = now;
+}
+
+void Collector::release_abandoned(Batch& batch) {
+  bool changed = false;
+  for (ThreadBuffer* b : buffers_) {
+    if (!b->abandoned.load(std::memory_order_acquire)) continue;
+    if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) continue;
+    report_drops(batch, *b, ticks());  // its last drops, now that it can drop no more
+    auto& registry = buffer_registry();
+    {
+      std::lock_guard lock(registry.mutex);
+      std::erase(registry.buffers, b);
+      registry.generation.fetch_add(1, std::memory_order_release);
+      counters_.dropped_released.fetch_add(b->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    destroy_thread_buffer(b);
+    changed = true;
+  }
+  if (changed) {
+    buffers_generation_ = 0;
+    refresh_buffers();
+  }
+}
+
+void Collector::describe_site(Batch& batch, std::uint32_t id) {
+  if (id == schema::kControlSiteId) return;
+  if (id >= sites_written_.size()) sites_written_.resize(std::max<std::size_t>(id + 1, sites_written_.size() * 2));
+  if (sites_written_[id]) return;
+  const Site* site = site_by_id(id);
+  while (site == nullptr) {  // published by a racing first call; visible momentarily
+    std::this_thread::yield();
+    site = site_by_id(id);
+  }
+  schema::SiteEntry entry{id, site->level, site->line, site->file, site->format, site->arg_tags, site->arg_count, {}};
+  if (const std::string* extension = site->extension.load(std::memory_order_acquire)) entry.extension = *extension;
+  append_entry(batch.dictionary, entry);
+  sites_written_[id] = true;
+}
+
+void Collector::describe_thread(Batch& batch, const ThreadBuffer& b) {
+  if (b.index >= threads_written_.size())
+    threads_written_.resize(std::max<std::size_t>(b.index + 1, threads_written_.size() * 2));
+  if (threads_written_[b.index]) return;
+  append_entry(batch.dictionary,
+               schema::ThreadEntry{b.index, b.os_tid, std::string_view(b.name, ::strnlen(b.name, sizeof b.name))});
+  threads_written_[b.index] = true;
+}
+
+// FORMAT.md §7.1. Each site's previous values live in one flat array; a
+// site's slots count as zero until it first appears in the batch.
+void Collector::delta_code(Batch& batch, std::uint32_t id, char* args, std::size_t size) {
+  if (id >= delta_slots_.size()) delta_slots_.resize(std::max<std::size_t>(id + 1, delta_slots_.size() * 2));
+  std::unique_ptr<DeltaSlots>& slots = delta_slots_[id];
+  if (!slots) {
+    const Site* site = site_by_id(id);
+    slots = std::make_unique<DeltaSlots>(site->arg_tags, site->arg_count);
+  }
+  if (slots->batch != batch.sequence) {
+    std::fill(slots->previous.begin(), slots->previous.end(), 0);
+    slots->batch = batch.sequence;
+  }
+  slots->plan.apply<wire::Delta::encode>(reinterpret_cast<unsigned char*>(args), size, slots->previous.data());
+}
+
+// The caller has described the record's thread (once per pass is enough).
+void Collector::append_record(Batch& batch, const Cursor& c) {
+  if (c.header.site_id >= sites_written_.size() || !sites_written_[c.header.site_id])
+    describe_site(batch, c.header.site_id);
+  char* out = batch.records.tail(8 + 4 * 10 + c.header.args_size);
+  if (batch.record_count == 0) {
+    std::memcpy(out, &c.header.ticks, 8);
+    out += 8;
+    batch.last_ticks = c.header.ticks;
+  }
+  out = wire::write_varint(out, c.header.site_id);
+  out = wire::write_varint(out, c.buffer->index);
+  out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
+  out = wire::write_varint(out, c.header.args_size);
+  if (c.header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
+  std::memcpy(out, c.args, c.header.args_size);
+  if (c.header.site_id != schema::kControlSiteId) delta_code(batch, c.header.site_id, out, c.header.args_size);
+  batch.records.commit(out + c.header.args_size);
+  batch.last_ticks = c.header.ticks;
+  ++batch.record_count;
+}
+
+// Drains every buffer up to what it had committed when the pass began, in
+// time order, stopping at `cutoff`. Returns the number of records taken.
+std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
+  // A thread between its timestamp and its commit holds the cutoff back to
+  // its previous timestamp. The marker is read before the commit position:
+  // a call that clears it has published its record first.
+  for (ThreadBuffer* b : buffers_) cutoff = std::min(cutoff, b->in_call_since.load(std::memory_order_acquire));
+  cursors_.clear();
+  for (ThreadBuffer* b : buffers_) {
+    Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
+             nullptr};
+    if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
+      b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
+    if (load(c)) {
+      describe_thread(*batch, *b);
+      cursors_.push_back(c);
+    }
+  }
+  auto later = [](const Cursor& a, const Cursor& b) { return a.header.ticks > b.header.ticks; };
+  std::make_heap(cursors_.begin(), cursors_.end(), later);
+  std::size_t taken = 0;
+  while (!cursors_.empty()) {
+    std::pop_heap(cursors_.begin(), cursors_.end(), later);
+    Cursor& c = cursors_.back();
+    if (c.header.ticks > cutoff) {
+      publish(c);
+      cursors_.pop_back();
+      continue;  // this thread's later records wait for the next pass
+    }
+    // Threads log in runs: take this thread's records up to the next
+    // thread's first one without touching the heap in between.
+    std::uint64_t limit = cursors_.size() > 1 ? std::min(cutoff, cursors_.front().header.ticks) : cutoff;
+    bool more;
+    do {
+      append_record(*batch, c);
+      ++taken;
+      c.position += ring_stride(c.header.args_size);
+      if (batch->records.size() >= kBatchTargetBytes) {
+        publish_consumed();
+        queue_.submit(batch);
+        batch = queue_.take();
+        batch_opened_ = {};
+      }
+      more = load(c);
+    } while (more && c.header.ticks <= limit);
+    if (more) {
+      std::push_heap(cursors_.begin(), cursors_.end(), later);
+    } else {
+      publish(c);
+      cursors_.pop_back();
+    }
+  }
+  return taken;
+}
+
+// A flush writes every record logged before it. A call in flight when the
+// flush began finishes within nanoseconds unless its thread was preempted;
+// it is waited for (briefly) so it does not land after later records of
+// other threads.
+void Collector::wait_for_calls_in_flight() {
+  auto give_up = std::chrono::steady_clock::now() + 10ms;
+  for (ThreadBuffer* b : buffers_) {
+    std::uint64_t marker = b->in_call_since.load(std::memory_order_acquire);
+    if (marker == kNotInCall) continue;
+    std::uint64_t committed = b->committed.load(std::memory_order_acquire);
+    while (b->in_call_since.load(std::memory_order_acquire) == marker &&
+           b->committed.load(std::memory_order_acquire) == committed && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+bool Collector::anything_pending() const {
+  for (const ThreadBuffer* b : buffers_) {
+    if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+// Small batches compress badly, so a batch fills until it is big or has
+// waited long enough for a reader following the file.
+bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
+  if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
+  bool due = batch->flush_sequence != 0 ||
+             (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
+  if (!due) return false;
+  queue_.submit(batch);
+  batch = queue_.take();
+  batch_opened_ = {};
+  return true;
+}
+
+void Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
+  auto sleep = idle_for < 100ms ? 1ms : 10ms;
+  auto& wakeup = io_wakeup();
+  std::unique_lock lock(wakeup.mutex);
+  wakeup.cv.wait_for(lock, sleep, [&] {
+    return requests_.stop.load(std::memory_order_acquire) ||
+           requests_.flush.load(std::memory_order_acquire) > flush_handled_;
+  });
+}
+
+void Collector::run() {
+  Batch* batch = queue_.take();
+  auto idle_since = std::chrono::steady_clock::now();
+  for (;;) {
+    std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
+    bool stopping = requests_.stop.load(std::memory_order_acquire);
+    bool drain_all = stopping || flush_target > flush_handled_;
+    refresh_buffers();
+    if (clock_.refresh(batch->calibration)) batch->calibration_changed = true;
+    if (drain_all) wait_for_calls_in_flight();
+    std::uint64_t now = ticks();
+    std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
+    std::size_t taken = drain(cutoff, batch);
+    for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);
+    release_abandoned(*batch);
+    if (drain_all) {
+      batch->flush_sequence = flush_target;
+      flush_handled_ = flush_target;
+      if (stopping && !anything_pending()) {
+        batch->last = true;
+        queue_.submit(batch);
+        return;
+      }
+    }
+    auto now_steady = std::chrono::steady_clock::now();
+    submit_if_due(batch, now_steady);
+    if (taken > 0) {
+      idle_since = now_steady;
+      if (!drain_all) std::this_thread::yield();
+      continue;
+    }
+    sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
+  }
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,77 @@
+// The collector (the "terse-io" thread): drains the thread buffers in time
+// order, describes each site and thread the first time a file needs it,
+// delta-codes arguments (FORMAT.md §7.1) and fills batches for the writer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <terse/terse.hpp>
+#include <terse/delta.hpp>
+
+#include "clock.hpp"
+#include "pipeline.hpp"
+
+namespace terse::detail {
+
+class Collector {
+ public:
+  // `clock` is the collector's alone once it runs.
+  Collector(std::chrono::microseconds ordering_window, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
+            Counters& counters);
+
+  // The thread's body: returns once stop was requested and every buffer is
+  // drained, after submitting the last batch.
+  void run();
+
+ private:
+  struct Cursor {
+    ThreadBuffer* buffer;
+    std::uint64_t position;
+    std::uint64_t end;
+    RingRecordHeader header;
+    const char* args;
+  };
+  struct DeltaSlots {
+    DeltaSlots(const std::uint8_t* tags, std::size_t count) : plan(tags, count), previous(count) {}
+    wire::DeltaPlan plan;
+    std::vector<std::uint64_t> previous;
+    std::uint64_t batch = 0;
+  };
+
+  static bool load(Cursor& cursor);
+  static void publish(const Cursor& c);
+  void publish_consumed();
+
+  void refresh_buffers();
+  void report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now);
+  void release_abandoned(Batch& batch);
+  void describe_site(Batch& batch, std::uint32_t id);
+  void describe_thread(Batch& batch, const ThreadBuffer& b);
+  void delta_code(Batch& batch, std::uint32_t id, char* args, std::size_t size);
+  void append_record(Batch& batch, const Cursor& c);
+  std::size_t drain(std::uint64_t cutoff, Batch*& batch);
+  void wait_for_calls_in_flight();
+  bool anything_pending() const;
+  bool submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
+  void sleep_while_idle(std::chrono::steady_clock::duration idle_for);
+
+  ClockCalibration& clock_;
+  BatchQueue& queue_;
+  Requests& requests_;
+  Counters& counters_;
+  std::uint64_t window_ticks_;
+
+  std::vector<ThreadBuffer*> buffers_;
+  std::uint64_t buffers_generation_ = 0;
+  std::vector<Cursor> cursors_;
+  std::vector<std::uint8_t> sites_written_;
+  std::vector<std::uint8_t> threads_written_;
+  std::uint64_t flush_handled_ = 0;
+  std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
+  std::chrono::steady_clock::time_point batch_opened_{};
+};
+
+}  // namespace terse::detail

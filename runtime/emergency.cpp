@@ -1,0 +1,131 @@
+#include "emergency.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <terse/dictionary.hpp>
+#include <terse/frame.hpp>
+
+#include "internal.hpp"
+
+namespace terse::detail {
+namespace {
+
+// Gathers whole frames in a fixed block of memory and writes the block out
+// when the next frame would not fit.
+class EmergencyWriter {
+ public:
+  EmergencyWriter(char* memory, std::size_t size, int fd) : begin_(memory), end_(memory + size), at_(memory), fd_(fd) {}
+
+  template <typename Entry>
+  void entry(const Entry& entry) {
+    char* body = open_frame(schema::FrameType::dictionary, schema::entry_size(entry));
+    if (body == nullptr) return;
+    if (char* body_end = schema::encode_entry(entry, body, end_)) close_frame(body_end);
+  }
+
+  void record(const RingRecordHeader& header, std::uint32_t thread, const char* args) {
+    char* body = open_frame(schema::FrameType::records, 8 + 40 + header.args_size);
+    if (body == nullptr) return;
+    char* p = body;
+    std::memcpy(p, &header.ticks, 8);
+    p += 8;
+    p = wire::write_varint(p, header.site_id);
+    p = wire::write_varint(p, thread);
+    p = wire::write_varint(p, 0);
+    p = wire::write_varint(p, header.args_size);
+    std::memcpy(p, args, header.args_size);
+    close_frame(p + header.args_size);
+  }
+
+  void finish() { drain(); }
+
+ private:
+  // Room for a frame whose payload is at most `payload` bytes; nullptr if
+  // it could never fit.
+  char* open_frame(schema::FrameType type, std::size_t payload) {
+    if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - begin_)) return nullptr;
+    if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - at_)) drain();
+    frame_ = at_;
+    type_ = type;
+    return frame_ + schema::kFrameHeaderSize;
+  }
+
+  void close_frame(char* payload_end) {
+    const char* payload = frame_ + schema::kFrameHeaderSize;
+    schema::FrameHeader header;
+    header.type = static_cast<std::uint8_t>(type_);
+    header.stored_size = static_cast<std::uint32_t>(payload_end - payload);
+    header.raw_size = header.stored_size;
+    header.payload_crc = wire::crc32c(payload, header.stored_size);
+    unsigned char bytes[schema::kFrameHeaderSize];
+    schema::encode_frame_header(header, bytes);
+    std::memcpy(frame_, bytes, sizeof bytes);
+    at_ = payload_end;
+  }
+
+  void drain() {
+    const char* p = begin_;
+    while (p < at_) {
+      ssize_t n = ::write(fd_, p, static_cast<std::size_t>(at_ - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      p += n;
+    }
+    at_ = begin_;
+  }
+
+  char* begin_;
+  char* end_;
+  char* at_;
+  char* frame_ = nullptr;
+  schema::FrameType type_ = schema::FrameType::records;
+  int fd_;
+};
+
+schema::ThreadEntry thread_entry(const ThreadBuffer& b) {
+  return {b.index, b.os_tid, std::string_view(b.name, ::strnlen(b.name, sizeof b.name))};
+}
+
+schema::SiteEntry site_entry(std::uint32_t id, const Site& site) {
+  schema::SiteEntry entry{id, site.level, site.line, site.file, site.format, site.arg_tags, site.arg_count, {}};
+  if (const std::string* extension = site.extension.load(std::memory_order_acquire)) entry.extension = *extension;
+  return entry;
+}
+
+}  // namespace
+
+void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
+  if (fd < 0 || size == 0) return;
+  EmergencyWriter out(memory, size, fd);
+  auto& registry = buffer_registry();
+  ThreadBuffer* const* buffers = registry.buffers.data();  // unlocked: the process is dying
+  std::size_t count = registry.buffers.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    ThreadBuffer& b = *buffers[i];
+    std::uint64_t position = b.consumed.load(std::memory_order_acquire);
+    std::uint64_t end = b.committed.load(std::memory_order_acquire);
+    out.entry(thread_entry(b));
+    while (position < end) {
+      std::uint64_t offset = position & (b.capacity - 1);
+      RingRecordHeader header;
+      std::memcpy(&header, b.data + offset, 4);
+      if (header.site_id == kRingWrapMarker) {
+        position += b.capacity - offset;
+        continue;
+      }
+      std::memcpy(&header, b.data + offset, sizeof header);
+      if (header.site_id != schema::kControlSiteId) {
+        if (const Site* site = site_by_id(header.site_id)) out.entry(site_entry(header.site_id, *site));
+      }
+      out.record(header, b.index, b.data + offset + kRingHeaderSize);
+      position += ring_stride(header.args_size);
+    }
+  }
+  out.finish();
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,20 @@
+// The crash path's writer: when the IO threads cannot answer a crash flush
+// (one of them crashed, or is stuck on a lock the dying thread held), the
+// dying thread writes what the buffers hold itself. Async-signal-safe: no
+// lock, no allocation, plain write(2) from memory set aside at start.
+#pragma once
+
+#include <cstddef>
+
+namespace terse::detail {
+
+// Appends every record still in the thread buffers to `fd`, using `memory`
+// (`size` bytes) to gather frames. Each record goes into a records frame of
+// its own, so its site's deltas start from zero and the raw argument bytes
+// are already their encoding (FORMAT.md §7.1); stored, not compressed.
+// Dictionary and thread entries are repeated (readers take the latest).
+// Records the stuck IO thread also writes may then appear twice; none is
+// lost.
+void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept;
+
+}  // namespace terse::detail

@@ -1,0 +1,140 @@
+#include "frames.hpp"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <zstd.h>
+
+#include <terse/frame.hpp>
+#include <terse/wire.hpp>
+
+#include "internal.hpp"
+
+namespace terse::detail {
+namespace {
+
+constexpr const char* kWriterName = "terse " TERSE_VERSION_STRING;
+
+// Dictionary frames stay far below the reader's frame limit however many
+// sites a process has: entries are split across frames at entry boundaries.
+constexpr std::size_t kDictionaryFrameBytes = 1 << 20;
+
+// Only worth compressing from this size on.
+constexpr std::size_t kMinCompressedPayload = 64;
+
+void put_entry(std::string& out, std::uint8_t kind, const std::string& body) {
+  out.push_back(static_cast<char>(kind));
+  wire::put_varint(out, body.size());
+  out.append(body);
+}
+
+std::string program_name() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return {};
+  return std::filesystem::path(std::string(path, static_cast<std::size_t>(n))).filename().string();
+}
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// FORMAT.md §4 info key 8: how private values are stored as the file opens.
+std::string private_values_word() {
+  switch (static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))) {
+    case schema::PrivateMode::hashed: return "hash";
+    case schema::PrivateMode::clear: return "clear";
+    default: return "omit";
+  }
+}
+
+std::string varint_text(std::uint64_t v) {
+  std::string s;
+  wire::put_varint(s, v);
+  return s;
+}
+
+std::string info_payload(std::uint32_t sequence) {
+  std::string info;
+  auto put_info = [&](schema::InfoKey key, const std::string& value) {
+    put_entry(info, static_cast<std::uint8_t>(key), value);
+  };
+  put_info(schema::InfoKey::writer, kWriterName);
+  put_info(schema::InfoKey::pid, varint_text(static_cast<std::uint64_t>(::getpid())));
+  put_info(schema::InfoKey::host, host_name());
+  put_info(schema::InfoKey::program, program_name());
+  put_info(schema::InfoKey::file_sequence, varint_text(sequence));
+  put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : "monotonic");
+  put_info(schema::InfoKey::created_unix_ns, varint_text(static_cast<std::uint64_t>(realtime_ns())));
+  put_info(schema::InfoKey::private_values, private_values_word());
+  return info;
+}
+
+}  // namespace
+
+FrameEncoder::FrameEncoder() : cctx_(ZSTD_createCCtx()) {
+  if (cctx_ == nullptr) throw Error("terse: cannot create a zstd compression context");
+}
+
+FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
+
+void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level) {
+  schema::FrameHeader header;
+  header.type = static_cast<std::uint8_t>(type);
+  std::string_view stored = payload;
+  if (level != 0 && payload.size() >= kMinCompressedPayload) {
+    scratch_.resize(ZSTD_compressBound(payload.size()));
+    std::size_t n = ZSTD_compressCCtx(cctx_, scratch_.data(), scratch_.size(), payload.data(), payload.size(), level);
+    if (!ZSTD_isError(n) && n < payload.size()) {
+      stored = std::string_view(scratch_.data(), n);
+      header.flags |= schema::kFrameFlagZstd;
+    }
+  }
+  header.stored_size = static_cast<std::uint32_t>(stored.size());
+  header.raw_size = static_cast<std::uint32_t>(payload.size());
+  header.payload_crc = wire::crc32c(stored.data(), stored.size());
+  unsigned char bytes[schema::kFrameHeaderSize];
+  schema::encode_frame_header(header, bytes);
+  out.append(reinterpret_cast<const char*>(bytes), sizeof bytes);
+  out.append(stored);
+}
+
+void FrameEncoder::append_dictionary(std::string& out, std::string_view entries, int level) {
+  while (!entries.empty()) {
+    wire::Reader r(entries);
+    std::size_t cut = 0;
+    while (!r.empty()) {
+      std::uint8_t kind;
+      std::string_view body;
+      if (!r.le(kind) || !r.length_prefixed(body, entries.size())) break;
+      std::size_t end = static_cast<std::size_t>(r.position() - reinterpret_cast<const unsigned char*>(entries.data()));
+      if (cut != 0 && end > kDictionaryFrameBytes) break;
+      cut = end;
+    }
+    if (cut == 0) cut = entries.size();
+    append_frame(out, schema::FrameType::dictionary, entries.substr(0, cut), level);
+    entries.remove_prefix(cut);
+  }
+}
+
+void FrameEncoder::append_calibration(std::string& out, const Calibration& c) {
+  std::string payload;
+  wire::put_le<std::uint64_t>(payload, c.ticks);
+  wire::put_le<std::int64_t>(payload, c.unix_ns);
+  wire::put_le<double>(payload, c.ticks_per_second);
+  append_frame(out, schema::FrameType::calibration, payload, 0);
+}
+
+void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration) {
+  unsigned char preamble[schema::kPreambleSize];
+  schema::encode_preamble(schema::Preamble{}, preamble);
+  out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);
+  append_frame(out, schema::FrameType::info, info_payload(sequence), 0);
+  append_calibration(out, calibration);
+}
+
+}  // namespace terse::detail

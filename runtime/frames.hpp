@@ -1,0 +1,41 @@
+// Frames as the writer appends them (FORMAT.md §2 to §5): a payload,
+// compressed when that pays, behind its header; dictionaries split at entry
+// boundaries; and the opening frames of every file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <terse/schema.hpp>
+
+#include "clock.hpp"
+
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+
+namespace terse::detail {
+
+class FrameEncoder {
+ public:
+  FrameEncoder();  // throws Error when zstd cannot give it a context
+  ~FrameEncoder();
+  FrameEncoder(const FrameEncoder&) = delete;
+  FrameEncoder& operator=(const FrameEncoder&) = delete;
+
+  // `level` 0 stores the payload as it is; so does any level when
+  // compressing would not make it smaller.
+  void append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level);
+  // Dictionary entries, in as many frames as keep each far below the
+  // reader's frame limit.
+  void append_dictionary(std::string& out, std::string_view entries, int level);
+  void append_calibration(std::string& out, const Calibration& calibration);
+  // Preamble, info and calibration: what a file opens with before its
+  // dictionary. `sequence` is the file's number for info key 5.
+  void append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration);
+
+ private:
+  ZSTD_CCtx* cctx_;
+  std::string scratch_;
+};
+
+}  // namespace terse::detail

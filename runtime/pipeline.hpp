@@ -1,0 +1,147 @@
+// What the collector hands the writer, and what both share with the
+// Logger that starts them: batches (filled by one while the other writes
+// the previous), the flush and sync bookkeeping, the requests the callers
+// make and the counters stats() reads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clock.hpp"
+
+namespace terse {
+struct Stats;
+}
+
+namespace terse::detail {
+
+// Grows without zero-filling, so the collector writes records in place.
+class ByteBuffer {
+ public:
+  // Room for `n` more bytes at the end; commit() says how many were used.
+  char* tail(std::size_t n) {
+    if (capacity_ - size_ < n) grow(size_ + n);
+    return data_.get() + size_;
+  }
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
+  std::size_t size() const { return size_; }
+  void clear() { size_ = 0; }
+  operator std::string_view() const { return {data_.get(), size_}; }
+
+ private:
+  void grow(std::size_t needed);
+
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+// One unit of work handed from the collector to the writer.
+struct Batch {
+  std::string dictionary;  // FORMAT.md §6 entries new in this batch
+  ByteBuffer records;      // FORMAT.md §7 payload
+  std::uint64_t last_ticks = 0;
+  std::size_t record_count = 0;
+  std::uint64_t sequence = 0;  // numbers batches, so per-frame state can tell a new one
+  bool calibration_changed = false;
+  Calibration calibration;
+  std::uint64_t flush_sequence = 0;  // non-zero: completes that flush once written
+  bool last = false;                 // the collector has stopped
+  bool has_long_args = false;        // some record may hold a string worth interning
+
+  void clear();
+};
+
+// What callers ask of the IO threads; read without a lock, and from a
+// signal handler.
+struct Requests {
+  std::atomic<std::uint64_t> flush{0};  // flushes asked for so far
+  std::atomic<bool> stop{false};
+  // A crash flush is under way: frames are stored, not compressed, to
+  // depend on as little as possible.
+  std::atomic<bool> crashing{false};
+};
+
+// Counters for stats(), written by the IO threads.
+struct Counters {
+  std::atomic<std::uint64_t> records_written{0};
+  std::atomic<std::uint64_t> bytes_in{0};
+  std::atomic<std::uint64_t> bytes_out{0};
+  std::atomic<std::uint64_t> files_opened{0};
+  std::atomic<std::uint64_t> files_removed{0};
+  std::atomic<std::uint64_t> write_errors{0};
+  std::atomic<std::uint64_t> syncs{0};
+  std::atomic<std::uint64_t> dropped_released{0};  // drops of threads whose buffers are gone
+
+  void add_to(Stats& stats) const;
+};
+
+// The batches and their two queues: free ones for the collector to fill,
+// full ones for the writer, in order. Also where flush() and
+// flush(durable) wait for the writer.
+class BatchQueue {
+ public:
+  BatchQueue();
+
+  // Collector side.
+  Batch* take();  // waits for a free batch, cleared and numbered
+  void submit(Batch* batch);
+
+  // Writer side.
+  struct Work {
+    Batch* batch = nullptr;         // the next full batch, if any
+    std::uint64_t sync_target = 0;  // durable flushes asked for so far
+    bool durable_wanted = false;    // some of them are not done yet
+  };
+  // Waits for a full batch or a durable flush; with a deadline, no longer
+  // than that (an interval sync is due then).
+  Work wait_for_work(const std::chrono::steady_clock::time_point* deadline);
+  // The work is written (and synced when it wanted that): completes its
+  // flush and returns its batch.
+  void finish(const Work& work, bool last);
+
+  // Callers.
+  void wait_for_flush(std::uint64_t sequence);
+  void wait_for_sync();
+  // The flushes completed so far; safe in a signal handler.
+  std::uint64_t flushed_through() const { return flushed_through_.load(std::memory_order_acquire); }
+
+ private:
+  static constexpr std::size_t kBatchCount = 3;
+
+  Batch batches_[kBatchCount];
+  std::mutex mutex_;
+  std::condition_variable flushed_;
+  std::condition_variable batch_ready_;
+  std::condition_variable batch_returned_;
+  std::vector<Batch*> free_;
+  std::deque<Batch*> full_;
+  std::uint64_t batches_taken_ = 0;
+  std::uint64_t flush_completed_ = 0;
+  std::atomic<std::uint64_t> flushed_through_{0};  // flush_completed_, readable from a signal handler
+  std::uint64_t sync_requested_ = 0;
+  std::uint64_t sync_completed_ = 0;
+  bool writer_done_ = false;
+};
+
+// How the collector sleeps when idle and what wakes it early. Lives apart
+// from the Logger and is never destroyed, so that a thread waking the IO
+// thread while stop() runs never touches freed memory.
+struct Wakeup {
+  std::mutex mutex;
+  std::condition_variable cv;
+};
+Wakeup& io_wakeup() noexcept;
+// After fork(): the parent's IO thread may have held the old one's mutex.
+void renew_io_wakeup_after_fork() noexcept;
+
+}  // namespace terse::detail

@@ -1,0 +1,282 @@
+#include "writer.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <terse/wire.hpp>
+
+#include "internal.hpp"
+
+namespace terse::detail {
+namespace {
+
+FileSet::Rules file_rules(const Config& config) {
+  return {config.directory,  config.name,          config.roll_bytes, config.roll_daily,
+          config.max_files, config.max_total_bytes, config.file_mode};
+}
+
+}  // namespace
+
+Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
+               Counters& counters)
+    : config_(config),
+      queue_(queue),
+      requests_(requests),
+      counters_(counters),
+      files_(file_rules(config)),
+      calibration_written_(calibration) {}
+
+Writer::~Writer() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Writer::open_first_file() {
+  if (!open_file(true))
+    throw Error("terse: cannot write the first file in '" + config_.directory + "': " + std::strerror(last_errno_));
+}
+
+void Writer::run() {
+  for (;;) {
+    auto sync_deadline = unsynced_since_ + config_.fsync_interval;
+    bool sync_pending = unsynced_bytes_ > 0 && config_.fsync_interval.count() > 0;
+    BatchQueue::Work work = queue_.wait_for_work(sync_pending ? &sync_deadline : nullptr);
+    if (work.batch != nullptr) {
+      absorb(*work.batch);
+      bool written = write_batch(*work.batch) || write_failed(*work.batch);
+      if (written && failing_) write_recovered();
+    }
+    if (work.durable_wanted || sync_due()) sync_file();
+    bool last = work.batch != nullptr && work.batch->last;
+    if (last) sync_file();
+    queue_.finish(work, last);
+    if (last) return;
+  }
+}
+
+bool Writer::sync_due() const {
+  if (unsynced_bytes_ == 0) return false;
+  if (config_.fsync_bytes > 0 && unsynced_bytes_ >= config_.fsync_bytes) return true;
+  return config_.fsync_interval.count() > 0 &&
+         std::chrono::steady_clock::now() - unsynced_since_ >= config_.fsync_interval;
+}
+
+void Writer::sync_file() {
+  if (fd_ < 0 || unsynced_bytes_ == 0) return;
+  if (::fdatasync(fd_) != 0) {
+    counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    config_.on_error("fdatasync of " + path_ + " failed: " + std::strerror(errno));
+  }
+  counters_.syncs.fetch_add(1, std::memory_order_relaxed);
+  unsynced_bytes_ = 0;
+}
+
+// Takes in what a batch adds to the process-wide state, once per batch
+// however often writing it is tried.
+void Writer::absorb(const Batch& batch) {
+  dictionary_.append(batch.dictionary);
+  if (batch.calibration_changed) calibration_written_ = batch.calibration;
+}
+
+// False when the batch did not reach the file (the file is left as it was).
+bool Writer::write_batch(const Batch& batch) {
+  if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
+  bool fresh = false;
+  if (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns())) {
+    if (!open_file(false)) return false;
+    fresh = true;  // the new file's opening frames already hold the dictionary
+  } else if (!file_started_) {
+    if (!(file_started_ = write_file_start())) return false;
+    fresh = true;
+  }
+  out_.clear();
+  int level = requests_.crashing.load(std::memory_order_relaxed) ? 0 : config_.compression_level;
+  // After a failed write the dictionary entries of lost batches are missing
+  // from the file: repeat all of them (readers take the latest).
+  bool whole_dictionary = replay_dictionary_ && !fresh;
+  if ((batch.calibration_changed || whole_dictionary) && !fresh) frames_.append_calibration(out_, calibration_written_);
+  if (whole_dictionary) {
+    frames_.append_dictionary(out_, dictionary_, level);
+  } else if (!batch.dictionary.empty() && !fresh) {
+    frames_.append_dictionary(out_, batch.dictionary, level);
+  }
+  std::string_view records = intern_strings(batch, level);
+  if (batch.record_count > 0) frames_.append_frame(out_, schema::FrameType::records, records, level);
+  if (!append_to_file(out_)) {
+    interner_.discard();
+    return false;
+  }
+  interner_.confirm();
+  replay_dictionary_ = false;
+  counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
+  counters_.bytes_in.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+  return true;
+}
+
+// The batch's records with long repeated strings replaced by text entries,
+// whose dictionary frames go into out_ ahead of them.
+std::string_view Writer::intern_strings(const Batch& batch, int level) {
+  std::string_view records = batch.records;
+  if (batch.record_count == 0 || !batch.has_long_args) return records;
+  interned_entries_.clear();
+  if (!interner_.rewrite(records, interned_records_, interned_entries_)) return records;
+  if (!interned_entries_.empty()) frames_.append_dictionary(out_, interned_entries_, level);
+  return interned_records_;
+}
+
+// A write that fails part-way is cut back, so the file never holds a torn
+// frame in front of good ones.
+bool Writer::append_to_file(std::string_view bytes) {
+  std::uint64_t start = file_bytes_;
+  if (write_all(bytes)) return true;
+  if (file_bytes_ != start && ::ftruncate(fd_, static_cast<off_t>(start)) == 0) {
+    counters_.bytes_out.fetch_sub(file_bytes_ - start, std::memory_order_relaxed);
+    unsynced_bytes_ -= std::min(unsynced_bytes_, file_bytes_ - start);
+    file_bytes_ = start;
+  }
+  return false;
+}
+
+bool Writer::write_all(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      last_errno_ = errno;
+      counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    file_bytes_ += static_cast<std::uint64_t>(n);
+    counters_.bytes_out.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
+    if (unsynced_bytes_ == 0) unsynced_since_ = std::chrono::steady_clock::now();
+    unsynced_bytes_ += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+// Disk full, file too large, I/O error: reported once; the block policy
+// holds the batch and retries (callers block as buffers fill), the drop
+// policy counts its records as lost. Stopping gives up holding.
+bool Writer::write_failed(const Batch& batch) {
+  bool hold = config_.overflow == Overflow::block;
+  if (!failing_) {
+    failing_ = true;
+    config_.on_error("writing " + (path_.empty() ? config_.directory : path_) + " failed: " +
+                     std::strerror(last_errno_) +
+                     (hold ? "; records are held until writes succeed again"
+                           : "; records are dropped and counted until writes succeed again"));
+  }
+  replay_dictionary_ = true;
+  auto pause = std::chrono::milliseconds(10);
+  while (hold && !requests_.stop.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+    if (write_batch(batch)) return true;
+  }
+  if (batch.record_count > 0) count_lost(batch);
+  return false;
+}
+
+void Writer::count_lost(const Batch& batch) {
+  std::uint64_t first =
+      wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+  lost_first_ticks_ = lost_records_ == 0 ? first : std::min(lost_first_ticks_, first);
+  lost_last_ticks_ = std::max(lost_last_ticks_, batch.last_ticks);
+  std::uint64_t earlier_drops = 0;
+  std::uint64_t lost = log_records_in(batch, earlier_drops);
+  // Drops a lost control record reported are counted in stats already.
+  lost_records_ += lost + earlier_drops;
+  counters_.dropped_released.fetch_add(lost, std::memory_order_relaxed);
+}
+
+// The log records of a batch; `drops` gets what its "dropped" control
+// records reported, since those reports are lost with it.
+std::uint64_t Writer::log_records_in(const Batch& batch, std::uint64_t& drops) {
+  std::uint64_t count = 0;
+  wire::Reader r(std::string_view(batch.records));
+  r.skip(8);
+  BatchRecord record;
+  while (!r.empty() && next_batch_record(r, record)) {
+    std::uint64_t dropped = 0;
+    std::string_view args = record.args;
+    if (record.site_id == schema::kControlSiteId && args.size() >= 9 &&
+        args[0] == static_cast<char>(schema::ControlKind::dropped)) {
+      std::memcpy(&dropped, args.data() + 1, 8);
+      drops += dropped;
+    } else {
+      ++count;
+    }
+  }
+  return count;
+}
+
+// Writes work again: say so, and put the loss into the log itself.
+void Writer::write_recovered() {
+  failing_ = false;
+  std::string note = "writing " + path_ + " works again";
+  if (lost_records_ > 0) {
+    // FORMAT.md §7: a "dropped" control record; thread index 0 stands for
+    // the writer, since the lost records came from any thread.
+    std::string payload;
+    wire::put_le<std::uint64_t>(payload, lost_last_ticks_);
+    std::string args;
+    args.push_back(static_cast<char>(schema::ControlKind::dropped));
+    wire::put_le<std::uint64_t>(args, lost_records_);
+    wire::put_le<std::uint64_t>(args, lost_first_ticks_);
+    wire::put_le<std::uint64_t>(args, lost_last_ticks_);
+    wire::put_varint(payload, schema::kControlSiteId);
+    wire::put_varint(payload, 0);
+    wire::put_varint(payload, 0);
+    wire::put_bytes(payload, args);
+    out_.clear();
+    frames_.append_frame(out_, schema::FrameType::records, payload, 0);
+    if (append_to_file(out_)) {
+      note += "; " + std::to_string(lost_records_) + " records logged in the meantime are lost, as the log now says";
+      lost_records_ = 0;
+    }
+  }
+  config_.on_error(note);
+}
+
+bool Writer::open_file(bool throw_on_error) {
+  FileSet::Opened opened = files_.create_next(realtime_ns());
+  if (opened.fd < 0) {
+    if (throw_on_error) throw Error("terse: " + opened.message);
+    if (opened.error != 0) {
+      last_errno_ = opened.error;  // reported by write_failed()
+    } else {
+      config_.on_error(opened.message);
+    }
+    return false;
+  }
+  if (fd_ >= 0) {
+    sync_file();  // a rolled file is complete: make it durable before letting go
+    ::close(fd_);
+  }
+  fd_ = opened.fd;
+  current_fd_.store(fd_, std::memory_order_release);
+  path_ = std::move(opened.path);
+  file_sequence_ = opened.sequence;
+  file_bytes_ = 0;
+  interner_.new_file();
+  counters_.files_opened.fetch_add(1, std::memory_order_relaxed);
+  file_started_ = write_file_start();
+  std::size_t removed = files_.apply_retention(path_, config_.on_error);
+  counters_.files_removed.fetch_add(removed, std::memory_order_relaxed);
+  return file_started_;
+}
+
+// Preamble, info, calibration and the whole dictionary so far: every file
+// decodes on its own.
+bool Writer::write_file_start() {
+  out_.clear();
+  frames_.append_file_start(out_, file_sequence_, calibration_written_);
+  frames_.append_dictionary(out_, dictionary_, config_.compression_level);
+  return append_to_file(out_);
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,86 @@
+// The writer (the "terse-write" thread): takes the collector's batches in
+// order, compresses them into frames, appends them to the current file,
+// rolls to the next file, syncs on its policy, and rides out write errors
+// (disk full, I/O errors) without tearing a frame or losing a record
+// silently.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <terse/terse.hpp>
+
+#include "file_set.hpp"
+#include "frames.hpp"
+#include "interning.hpp"
+#include "pipeline.hpp"
+
+namespace terse::detail {
+
+class Writer {
+ public:
+  // `config` outlives the writer; its on_error is set.
+  Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
+         Counters& counters);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Before the threads start: throws Error when the first file cannot be
+  // created or written.
+  void open_first_file();
+
+  // The thread's body: returns after writing the collector's last batch.
+  void run();
+
+  // The file being written, for the crash path (-1 before the first).
+  int current_fd() const noexcept { return current_fd_.load(std::memory_order_acquire); }
+
+ private:
+  void absorb(const Batch& batch);
+  bool write_batch(const Batch& batch);
+  std::string_view intern_strings(const Batch& batch, int level);
+  bool append_to_file(std::string_view bytes);
+  bool write_all(std::string_view bytes);
+  bool write_failed(const Batch& batch);
+  static std::uint64_t log_records_in(const Batch& batch, std::uint64_t& drops);
+  void count_lost(const Batch& batch);
+  void write_recovered();
+  bool sync_due() const;
+  void sync_file();
+  bool open_file(bool throw_on_error);
+  bool write_file_start();
+
+  const Config& config_;
+  BatchQueue& queue_;
+  Requests& requests_;
+  Counters& counters_;
+  FrameEncoder frames_;
+  FileSet files_;
+  Calibration calibration_written_;
+
+  int fd_ = -1;
+  std::atomic<int> current_fd_{-1};
+  std::string path_;
+  std::uint32_t file_sequence_ = 0;
+  std::uint64_t file_bytes_ = 0;
+  bool file_started_ = false;       // the current file's opening frames are written
+  bool failing_ = false;            // the last write failed
+  bool replay_dictionary_ = false;  // batches were lost since the dictionary was last whole
+  int last_errno_ = 0;
+  std::uint64_t lost_records_ = 0;
+  std::uint64_t lost_first_ticks_ = 0;
+  std::uint64_t lost_last_ticks_ = 0;
+  std::uint64_t unsynced_bytes_ = 0;
+  std::chrono::steady_clock::time_point unsynced_since_{};
+  std::string dictionary_;  // every entry written so far, replayed into each new file
+  TextInterner interner_;   // per file
+  std::string interned_records_;
+  std::string interned_entries_;
+  std::string out_;
+};
+
+}  // namespace terse::detail

@@ -1,0 +1,131 @@
+// The writer's frame encoder on its own: headers the reader accepts,
+// compression only where it pays, dictionaries split at entry boundaries,
+// and the opening frames of a file.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <terse/dictionary.hpp>
+#include <terse/frame.hpp>
+#include <terse/wire.hpp>
+
+#include "frames.hpp"
+#include "test_support.hpp"
+
+using terse::detail::FrameEncoder;
+namespace schema = terse::schema;
+namespace wire = terse::wire;
+
+namespace {
+
+struct Walked {
+  schema::FrameHeader header;
+  std::string_view stored;
+};
+
+// Every frame in `bytes` from `at` on, each checked as a reader would.
+std::vector<Walked> walk(const std::string& bytes, std::size_t at = 0) {
+  std::vector<Walked> frames;
+  while (at < bytes.size()) {
+    REQUIRE(bytes.size() - at >= schema::kFrameHeaderSize);
+    const auto* h = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+    REQUIRE(schema::frame_sync_at(h));
+    REQUIRE(schema::frame_header_crc_ok(h));
+    Walked w{schema::decode_frame_header(h), {}};
+    REQUIRE(bytes.size() - at - schema::kFrameHeaderSize >= w.header.stored_size);
+    w.stored = std::string_view(bytes).substr(at + schema::kFrameHeaderSize, w.header.stored_size);
+    CHECK(wire::crc32c(w.stored.data(), w.stored.size()) == w.header.payload_crc);
+    frames.push_back(w);
+    at += schema::kFrameHeaderSize + w.header.stored_size;
+  }
+  return frames;
+}
+
+}  // namespace
+
+TEST_CASE("level 0 stores the payload as it is") {
+  FrameEncoder frames;
+  std::string out;
+  std::string payload(4096, 'a');
+  frames.append_frame(out, schema::FrameType::records, payload, 0);
+  auto walked = walk(out);
+  REQUIRE(walked.size() == 1);
+  CHECK(walked[0].header.type == static_cast<std::uint8_t>(schema::FrameType::records));
+  CHECK(walked[0].header.flags == 0);
+  CHECK(walked[0].header.raw_size == payload.size());
+  CHECK(walked[0].stored == payload);
+}
+
+TEST_CASE("a compressible payload is compressed, a short or random one is not") {
+  FrameEncoder frames;
+  std::string out;
+  std::string repetitive(4096, 'a');
+  frames.append_frame(out, schema::FrameType::records, repetitive, 1);
+  frames.append_frame(out, schema::FrameType::records, std::string(63, 'b'), 1);
+  std::string noise;
+  std::uint32_t x = 12345;
+  for (int i = 0; i < 256; ++i) noise.push_back(static_cast<char>((x = x * 1664525u + 1013904223u) >> 24));
+  frames.append_frame(out, schema::FrameType::records, noise, 1);
+  auto walked = walk(out);
+  REQUIRE(walked.size() == 3);
+  CHECK(walked[0].header.flags == schema::kFrameFlagZstd);
+  CHECK(walked[0].header.raw_size == 4096);
+  CHECK(walked[0].header.stored_size < 4096);
+  CHECK(walked[1].header.flags == 0);
+  CHECK(walked[2].header.flags == 0);
+  CHECK(walked[2].stored == noise);
+}
+
+TEST_CASE("dictionary frames are split at entry boundaries near 1 MiB") {
+  FrameEncoder frames;
+  std::string entries;
+  std::string file(100'000, 'f');
+  for (std::uint32_t id = 1; id <= 30; ++id) {
+    schema::SiteEntry site{id, 2, id, file, "message {}", nullptr, 0, {}};
+    std::size_t at = entries.size();
+    entries.resize(at + schema::entry_size(site));
+    schema::encode_entry(site, entries.data() + at, entries.data() + entries.size());
+  }
+  std::string out;
+  frames.append_dictionary(out, entries, 0);
+  auto walked = walk(out);
+  REQUIRE(walked.size() == 3);
+  std::string joined;
+  for (const auto& w : walked) {
+    CHECK(w.header.type == static_cast<std::uint8_t>(schema::FrameType::dictionary));
+    CHECK(w.stored.size() <= (1u << 20));
+    wire::Reader r(w.stored);  // whole entries only
+    while (!r.empty()) {
+      std::uint8_t kind;
+      std::string_view body;
+      REQUIRE(r.le(kind));
+      REQUIRE(r.length_prefixed(body, w.stored.size()));
+    }
+    joined.append(w.stored);
+  }
+  CHECK(joined == entries);
+}
+
+TEST_CASE("a file opens with its preamble, info and calibration") {
+  FrameEncoder frames;
+  std::string out;
+  terse::detail::Calibration calibration{123, 456, 2.5e9};
+  frames.append_file_start(out, 7, calibration);
+  REQUIRE(out.size() > schema::kPreambleSize);
+  const auto* p = reinterpret_cast<const unsigned char*>(out.data());
+  CHECK(std::memcmp(p, schema::kMagic, sizeof schema::kMagic) == 0);
+  CHECK(schema::preamble_crc_ok(p));
+  CHECK(schema::decode_preamble(p).version_major == schema::kVersionMajor);
+  auto walked = walk(out, schema::kPreambleSize);
+  REQUIRE(walked.size() == 2);
+  CHECK(walked[0].header.type == static_cast<std::uint8_t>(schema::FrameType::info));
+  CHECK(walked[1].header.type == static_cast<std::uint8_t>(schema::FrameType::calibration));
+  REQUIRE(walked[1].stored.size() == 24);
+  CHECK(wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(walked[1].stored.data())) == 123);
+  // The file decodes on its own.
+  auto decoded = terse::test::decode_bytes(out);
+  CHECK(decoded.intact());
+  CHECK(decoded.lines.empty());
+}
