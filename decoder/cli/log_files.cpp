@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <regex>
 #include <system_error>
 #include <tuple>
+
+#include <terse/file_name.hpp>
 
 namespace terse::cli {
 
 std::optional<LogFileName> parse_name(const std::string& file) {
-  static const std::regex pattern(R"((.*)-(\d{8})-(\d+)\.tlog)");
-  std::smatch m;
-  if (!std::regex_match(file, m, pattern)) return std::nullopt;
-  return LogFileName{m[1], m[2], std::stoul(m[3].str().substr(0, 9))};
+  auto name = schema::parse_file_name(file);
+  if (!name) return std::nullopt;
+  return LogFileName{std::string(name->prefix), std::string(name->date), name->sequence};
 }
 
 bool log_file_less(const fs::path& a, const fs::path& b) {

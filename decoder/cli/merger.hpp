@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/timing.hpp>
 
 #include "log_files.hpp"
 #include "position.hpp"
@@ -20,11 +21,10 @@
 namespace terse::cli {
 
 // While following several inputs, how long one that shows nothing new holds
-// back the records of the others. A writer's IO thread puts a record into
-// its file at most 50 ms after it was logged (kMaxBatchDelay in
-// runtime/logger.cpp); the rest is room for a busy machine. terse.1 and the
-// README give this number.
-inline constexpr std::int64_t kFollowGraceNs = 200'000'000;
+// back the records of the others: schema::kFollowGrace, derived from how
+// long the writer may hold a record back (schema/terse/timing.hpp). terse.1
+// and the README give this number.
+inline constexpr std::int64_t kFollowGraceNs = std::chrono::nanoseconds(schema::kFollowGrace).count();
 
 // Holds one record per sequence (memory does not grow with the files).
 //
