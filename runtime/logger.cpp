@@ -22,6 +22,7 @@
 
 #include <zstd.h>
 
+#include <terse/crc.hpp>
 #include <terse/delta.hpp>
 #include <terse/wire.hpp>
 
