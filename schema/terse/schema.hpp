@@ -12,7 +12,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 1;
+inline constexpr std::uint16_t kVersionMinor = 2;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};

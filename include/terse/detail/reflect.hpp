@@ -5,7 +5,6 @@
 // function template instantiated for them (__PRETTY_FUNCTION__, whose
 // layout GCC and Clang share closely enough).
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -73,12 +72,12 @@ struct Enumerator {
 template <typename E>
 struct EnumScan {
   using Underlying = std::underlying_type_t<E>;
-  static constexpr long long lowest =
-      std::max<long long>(enum_range<E>::min, static_cast<long long>(std::numeric_limits<Underlying>::min()));
-  static constexpr long long highest =
-      std::min<long long>(enum_range<E>::max, std::is_unsigned_v<Underlying> && sizeof(Underlying) == 8
-                                                  ? std::numeric_limits<long long>::max()
-                                                  : static_cast<long long>(std::numeric_limits<Underlying>::max()));
+  static constexpr long long type_lowest = static_cast<long long>(std::numeric_limits<Underlying>::min());
+  static constexpr long long type_highest = std::is_unsigned_v<Underlying> && sizeof(Underlying) == 8
+                                                ? std::numeric_limits<long long>::max()
+                                                : static_cast<long long>(std::numeric_limits<Underlying>::max());
+  static constexpr long long lowest = enum_range<E>::min > type_lowest ? enum_range<E>::min : type_lowest;
+  static constexpr long long highest = enum_range<E>::max < type_highest ? enum_range<E>::max : type_highest;
   static_assert(highest >= lowest && highest - lowest < 4096,
                 "terse: terse::enum_range<E> may span at most 4096 values");
   static constexpr std::size_t span = static_cast<std::size_t>(highest - lowest + 1);
