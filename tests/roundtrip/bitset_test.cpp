@@ -13,20 +13,20 @@ using namespace terse::test;
 
 namespace {
 
-// Logs one call and records the text expected of it: the bitsets as
-// strings under the same format.
-#define TERSE_EXPECT_BITS(rt, format, ...)                                    \
-  do {                                                                        \
-    TERSE_INFO(format, __VA_ARGS__);                                          \
-    (rt).expected.push_back(fmt::format(format, as_text(__VA_ARGS__)));       \
-  } while (false)
-
 template <std::size_t N>
 std::string as_text(const std::bitset<N>& bits) {
   return bits.to_string();
 }
 
 }  // namespace
+
+// Logs one call and records the text expected of it: the bitset as its
+// string under the same format.
+#define TERSE_EXPECT_BITS(rt, pattern, bits)                   \
+  do {                                                         \
+    TERSE_INFO(pattern, bits);                                 \
+    (rt).expected.push_back(fmt::format(pattern, as_text(bits))); \
+  } while (false)
 
 TEST_CASE("a bitset prints its bits, the highest first, as to_string() gives them") {
   RoundTrip rt;
