@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <terse/aggregate.hpp>
+#include <terse/std.hpp>
+
 #include "baselines.hpp"
 #include "harness.hpp"
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <terse/crc.hpp>
 #include <terse/frame.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>

@@ -15,6 +15,10 @@
 
 #include "internal.hpp"
 
+#if TERSE_CLOCK_TSC
+#include <immintrin.h>
+#endif
+
 namespace terse::detail {
 namespace {
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <terse/dictionary.hpp>
+#include <terse/crc.hpp>
 #include <terse/frame.hpp>
 
 #include "internal.hpp"

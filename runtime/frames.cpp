@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include <terse/frame.hpp>
+#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 #include "internal.hpp"

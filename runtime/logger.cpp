@@ -15,6 +15,8 @@
 
 #include <zstd.h>
 
+#include <terse/crc.hpp>
+
 #include "clock.hpp"
 #include "collector.hpp"
 #include "emergency.hpp"

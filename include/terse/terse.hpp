@@ -9,6 +9,12 @@
 // Nothing is formatted at the call site: each call copies its raw arguments
 // into the calling thread's buffer and the `terse` CLI formats them later,
 // byte for byte as fmt::format would.
+//
+// This header logs numbers, strings, pointers, enums, terse::secret values
+// and types with a terse::codec. Standard containers, chrono types and the
+// other standard types come with <terse/std.hpp> (or one of <terse/std/*.hpp>),
+// aggregates with <terse/aggregate.hpp>: a file that logs none of them does
+// not compile their support.
 #pragma once
 
 #include <chrono>

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <terse/schema.hpp>
+#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 namespace terse::schema {

@@ -12,7 +12,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 1;
+inline constexpr std::uint16_t kVersionMinor = 2;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -130,7 +130,8 @@ constexpr int type_tag_size(std::uint8_t tag) {
   X(monostate, 0x4D)              \
   X(user, 0x4E)                   \
   X(secret, 0x4F)                 \
-  X(preformatted, 0x50)
+  X(preformatted, 0x50)           \
+  X(bitset, 0x51)
 
 enum class TypeNode : std::uint8_t {
 #define TERSE_X(name, value) name = value,
@@ -156,6 +157,8 @@ inline constexpr int kMaxTypeDepth = 16;
 inline constexpr std::size_t kMaxTypeNodes = 4096;
 inline constexpr std::size_t kMaxCompositeFields = 255;
 inline constexpr std::size_t kMaxEnumerators = 65536;
+// The most bits a bitset node may declare; a writer refuses more at compile time.
+inline constexpr std::size_t kMaxBitsetBits = 65536;
 
 // FORMAT.md §6: level values in site entries.
 #define TERSE_SCHEMA_LEVELS(X) \

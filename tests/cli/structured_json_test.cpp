@@ -29,6 +29,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fmt/std.h>
+#include <terse/aggregate.hpp>
+#include <terse/std.hpp>
 
 #include "cli_helpers.hpp"
 #include "json_reader.hpp"

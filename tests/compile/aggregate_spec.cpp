@@ -1,6 +1,6 @@
 // An aggregate renders as {fields}; a format spec for it has no meaning and
 // fails the build rather than being ignored.
-#include <terse/terse.hpp>
+#include <terse/aggregate.hpp>
 
 struct Point {
   int x;

@@ -1,6 +1,6 @@
 // An aggregate is loggable only if every field is: a field terse cannot
 // store fails the build.
-#include <terse/terse.hpp>
+#include <terse/aggregate.hpp>
 
 struct Node {
   int value;

@@ -8,6 +8,7 @@
 #include <terse/file_name.hpp>
 #include <terse/frame.hpp>
 #include <terse/timing.hpp>
+#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 using namespace terse;

@@ -27,6 +27,7 @@
 #include <variant>
 #include <vector>
 
+#include <terse/crc.hpp>
 #include <terse/decoder.hpp>
 #include <terse/delta.hpp>
 #include <terse/schema.hpp>

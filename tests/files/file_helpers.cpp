@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <terse/crc.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 

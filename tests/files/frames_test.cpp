@@ -9,6 +9,7 @@
 
 #include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
+#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 #include "frames.hpp"

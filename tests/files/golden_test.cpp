@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <zstd.h>
 
+#include <terse/crc.hpp>
 #include <terse/decoder.hpp>
 #include <terse/wire.hpp>
 

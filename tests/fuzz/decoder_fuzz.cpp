@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include <terse/crc.hpp>
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include <fmt/std.h>  // the expectations: fmt::format of paths, variants, thread ids
+#include <terse/aggregate.hpp>
+#include <terse/std.hpp>
 
 #include "roundtrip.hpp"
 

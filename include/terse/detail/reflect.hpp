@@ -5,7 +5,6 @@
 // function template instantiated for them (__PRETTY_FUNCTION__, whose
 // layout GCC and Clang share closely enough).
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -13,20 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace terse {
-
-// The values scanned for enumerator names. Widen it for an enum whose
-// named values lie outside (at most 4096 values, to keep compiles quick):
-//   template <> struct terse::enum_range<Status> {
-//     static constexpr long long min = 0, max = 1000;
-//   };
-template <typename E>
-struct enum_range {
-  static constexpr long long min = -128;
-  static constexpr long long max = 255;
-};
-
-}  // namespace terse
+#include <terse/enum_range.hpp>
 
 namespace terse::detail {
 
@@ -86,12 +72,12 @@ struct Enumerator {
 template <typename E>
 struct EnumScan {
   using Underlying = std::underlying_type_t<E>;
-  static constexpr long long lowest =
-      std::max<long long>(enum_range<E>::min, static_cast<long long>(std::numeric_limits<Underlying>::min()));
-  static constexpr long long highest =
-      std::min<long long>(enum_range<E>::max, std::is_unsigned_v<Underlying> && sizeof(Underlying) == 8
-                                                  ? std::numeric_limits<long long>::max()
-                                                  : static_cast<long long>(std::numeric_limits<Underlying>::max()));
+  static constexpr long long type_lowest = static_cast<long long>(std::numeric_limits<Underlying>::min());
+  static constexpr long long type_highest = std::is_unsigned_v<Underlying> && sizeof(Underlying) == 8
+                                                ? std::numeric_limits<long long>::max()
+                                                : static_cast<long long>(std::numeric_limits<Underlying>::max());
+  static constexpr long long lowest = enum_range<E>::min > type_lowest ? enum_range<E>::min : type_lowest;
+  static constexpr long long highest = enum_range<E>::max < type_highest ? enum_range<E>::max : type_highest;
   static_assert(highest >= lowest && highest - lowest < 4096,
                 "terse: terse::enum_range<E> may span at most 4096 values");
   static constexpr std::size_t span = static_cast<std::size_t>(highest - lowest + 1);
