@@ -130,7 +130,8 @@ constexpr int type_tag_size(std::uint8_t tag) {
   X(monostate, 0x4D)              \
   X(user, 0x4E)                   \
   X(secret, 0x4F)                 \
-  X(preformatted, 0x50)
+  X(preformatted, 0x50)           \
+  X(bitset, 0x51)
 
 enum class TypeNode : std::uint8_t {
 #define TERSE_X(name, value) name = value,
