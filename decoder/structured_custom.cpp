@@ -137,9 +137,9 @@ class UserFormatter final : public TextFormatter {
       } else {
         const unsigned char* begin = value.position();
         skip_value(types_, field, value);
-        views[k] = StructuredView{&types_, types_.children[node_.first + k],
-                                  std::string_view(reinterpret_cast<const char*>(begin),
-                                                   static_cast<std::size_t>(value.position() - begin))};
+        views[k] = StructuredView{
+            &types_, types_.children[node_.first + k],
+            std::string_view(reinterpret_cast<const char*>(begin), static_cast<std::size_t>(value.position() - begin))};
         args.push_back(single_arg(views[k]));
       }
     }
@@ -160,11 +160,11 @@ class UserFormatter final : public TextFormatter {
   static void check_dynamic_args(const UserType& user, const std::vector<Arg>& scalars) {
     for (std::uint16_t index : user.check.dynamic_args) {
       const Arg& a = scalars[index];
-      bool too_wide = a.tag >= static_cast<std::uint8_t>(TypeTag::i8) && a.tag <= static_cast<std::uint8_t>(TypeTag::i64)
-                          ? a.i > kMaxWidthOrPrecision
-                          : a.tag >= static_cast<std::uint8_t>(TypeTag::u8) &&
-                                a.tag <= static_cast<std::uint8_t>(TypeTag::u64) &&
-                                a.u > static_cast<std::uint64_t>(kMaxWidthOrPrecision);
+      bool too_wide =
+          a.tag >= static_cast<std::uint8_t>(TypeTag::i8) && a.tag <= static_cast<std::uint8_t>(TypeTag::i64)
+              ? a.i > kMaxWidthOrPrecision
+              : a.tag >= static_cast<std::uint8_t>(TypeTag::u8) && a.tag <= static_cast<std::uint8_t>(TypeTag::u64) &&
+                    a.u > static_cast<std::uint64_t>(kMaxWidthOrPrecision);
       if (too_wide) format_failure("a user type's dynamic width or precision is over 65536");
     }
   }
@@ -194,8 +194,8 @@ struct User {
     entry.format = format;
     entry.check = check_format(types.view(format), field_tags);
     if (!entry.check.ok)
-      return in.fail("user type '" + std::string(types.view(name)) + "' has an unusable format string: " +
-                     entry.check.error);
+      return in.fail("user type '" + std::string(types.view(name)) +
+                     "' has an unusable format string: " + entry.check.error);
     node.extra = static_cast<std::uint32_t>(types.users.size());
     types.users.push_back(std::move(entry));
     return true;
@@ -211,9 +211,9 @@ struct User {
     const SiteTypes& types = json.types();
     const unsigned char* begin = r.position();
     skip_value(types, node, r);
-    StructuredView view{&types, static_cast<std::uint32_t>(&node - types.nodes.data()),
-                        std::string_view(reinterpret_cast<const char*>(begin),
-                                         static_cast<std::size_t>(r.position() - begin))};
+    StructuredView view{
+        &types, static_cast<std::uint32_t>(&node - types.nodes.data()),
+        std::string_view(reinterpret_cast<const char*>(begin), static_cast<std::size_t>(r.position() - begin))};
     std::string text;
     try {
       fmt::format_to(std::back_inserter(text), "{}", view);
@@ -282,9 +282,12 @@ struct Secret {
     std::uint8_t mode;
     if (!r.le(mode)) return false;
     switch (static_cast<schema::PrivateMode>(mode)) {
-      case schema::PrivateMode::omitted: return true;
-      case schema::PrivateMode::hashed: return r.skip(8);
-      case schema::PrivateMode::clear: return checker.value(checker.types().child(node, 0), r);
+      case schema::PrivateMode::omitted:
+        return true;
+      case schema::PrivateMode::hashed:
+        return r.skip(8);
+      case schema::PrivateMode::clear:
+        return checker.value(checker.types().child(node, 0), r);
     }
     return false;
   }

@@ -2,7 +2,7 @@
 // of a type expression, each behaving as fmt 9.1's formatter of the
 // corresponding C++ type does (fmt/ranges.h, fmt/std.h, fmt/chrono.h), so
 // that specs, quoting and nesting come out as the writer's fmt would print
-// them. Internal to structured_format.cpp and structured_chrono.cpp.
+// them. Internal to the structured_*.cpp files.
 #pragma once
 
 #include <memory>

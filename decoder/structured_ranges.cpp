@@ -182,8 +182,8 @@ struct Map {
   }
 
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
-    auto entry = std::make_unique<TupleFormatter>(member_formatters(types, node), std::vector<std::string_view>{}, "",
-                                                  "", ": ");
+    auto entry =
+        std::make_unique<TupleFormatter>(member_formatters(types, node), std::vector<std::string_view>{}, "", "", ": ");
     return std::make_unique<RangeFormatter>(std::move(entry), "{", "}");
   }
 
