@@ -169,7 +169,7 @@ void reset_render_budget();
 // A scalar as JSON, as in a record's "args" (render.cpp).
 void append_json_scalar(std::string& out, const Arg& a);
 
-// The JSON form of a structured value (see structured.cpp for the mapping).
+// The JSON form of a structured value (each kind says its own: structured_kind.hpp).
 // `rewrite`, when set, applies to the text of string values.
 void append_json_value(std::string& out, const StructuredView& view, const TextRewrite& rewrite);
 

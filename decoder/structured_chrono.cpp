@@ -1,4 +1,4 @@
-// Durations and system-clock time points, rendered by fmt/chrono.h itself:
+// Durations and time points. Their text comes from fmt/chrono.h itself:
 // for the periods fmt knows by name (and the calendar ones) the real
 // std::chrono type is rebuilt, so every chrono spec (`{:%H:%M:%S}`, `{:.2}`)
 // behaves as the writer's fmt would. Counts take the widest type of their
@@ -6,11 +6,14 @@
 // same as the writer's narrower ones.
 #include <chrono>
 #include <ctime>
+#include <iterator>
+#include <numeric>
 #include <ratio>
+#include <string>
 
 #include <fmt/chrono.h>
 
-#include "structured_format.hpp"
+#include "structured_kind.hpp"
 
 namespace terse::decoder::detail {
 
@@ -53,6 +56,7 @@ class DurationFormatter final : public Formatter {
   std::uint8_t rep_;
 };
 
+
 // A period fmt has no name for prints as "5[7/3]s" (format_duration_unit);
 // as no C++ type can be made for it here, only fill, align and width are
 // taken, which is what fmt does with a spec that has no chrono part.
@@ -62,28 +66,10 @@ class OddDurationFormatter final : public Formatter {
   OddDurationFormatter(std::uint8_t rep, const Period& period) : rep_(rep), period_(period) {}
 
   const char* parse(fmt::format_parse_context& ctx) override {
-    const char* it = ctx.begin();
-    const char* end = ctx.end();
-    auto align = [](char c) { return c == '<' || c == '>' || c == '^'; };
-    if (it != end && *it != '}') {
-      auto lead = static_cast<unsigned char>(*it);
-      std::ptrdiff_t fill = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : 4;
-      if (end - it > fill && align(it[fill]) && *it != '{') {
-        it += fill + 1;
-      } else if (align(*it)) {
-        ++it;
-      }
-      if (it != end && *it == '{') {
-        while (it != end && *it != '}') ++it;
-        if (it != end) ++it;
-      } else {
-        while (it != end && *it >= '0' && *it <= '9') ++it;
-      }
-      if (it != end && *it != '}')
-        format_failure("a duration of this period takes only fill, align and width as its spec");
-    }
+    accept_only_fill_align_width(ctx, "a duration of this period takes only fill, align and width as its spec");
     return text_.parse(ctx);
   }
+
 
   void format(wire::Reader& value, const Sink& out) const override {
     Rep count = count_as<Rep>(take_scalar(value, rep_));
@@ -173,8 +159,6 @@ class SystemTimeFormatter final : public Formatter {
   Period period_;
 };
 
-}  // namespace
-
 FormatterPtr make_duration_formatter(std::uint8_t rep, const Period& period) {
   switch (static_cast<TypeTag>(rep)) {
     case TypeTag::f32: return duration_formatter<float>(rep, period);
@@ -187,8 +171,144 @@ FormatterPtr make_duration_formatter(std::uint8_t rep, const Period& period) {
   }
 }
 
-FormatterPtr make_system_time_formatter(std::uint8_t rep, const Period& period) {
-  return std::make_unique<SystemTimeFormatter>(rep, period);
+// ---- JSON -------------------------------------------------------------------------------
+
+// The unit fmt's duration formatter prints: get_units(), else "[num/den]s".
+std::string duration_unit(const Period& p) {
+  static const struct {
+    std::uint64_t num, den;
+    const char* unit;
+  } kUnits[] = {{1, 1000000000000000000ull, "as"},
+                {1, 1000000000000000ull, "fs"},
+                {1, 1000000000000ull, "ps"},
+                {1, 1000000000, "ns"},
+                {1, 1000000, "\xC2\xB5s"},
+                {1, 1000, "ms"},
+                {1, 100, "cs"},
+                {1, 10, "ds"},
+                {1, 1, "s"},
+                {10, 1, "das"},
+                {100, 1, "hs"},
+                {1000, 1, "ks"},
+                {1000000, 1, "Ms"},
+                {1000000000, 1, "Gs"},
+                {1000000000000ull, 1, "Ts"},
+                {1000000000000000ull, 1, "Ps"},
+                {1000000000000000000ull, 1, "Es"},
+                {60, 1, "m"},
+                {3600, 1, "h"}};
+  for (const auto& u : kUnits)
+    if (u.num == p.num && u.den == p.den) return u.unit;
+  return p.den == 1 ? fmt::format("[{}]s", p.num) : fmt::format("[{}/{}]s", p.num, p.den);
 }
+
+// UTC with nanoseconds, when the count is an integer whose time fits.
+bool rfc3339_utc(std::string& out, const Arg& count, const Period& period) {
+  if (!integer_tag(count.tag)) return false;
+  std::int64_t seconds, nanos;
+  if (!period_seconds(count, period, true, seconds, nanos)) return false;
+  constexpr std::int64_t kLimit = std::int64_t{1} << 40;  // far beyond year 9999
+  if (seconds > kLimit || seconds < -kLimit) return false;
+  time_t t = static_cast<time_t>(seconds);
+  tm parts{};
+  if (gmtime_r(&t, &parts) == nullptr || parts.tm_year + 1900 < 0 || parts.tm_year + 1900 > 9999) return false;
+  fmt::format_to(std::back_inserter(out), "\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z\"", parts.tm_year + 1900,
+                 parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, nanos);
+  return true;
+}
+
+void write_count_and_unit(std::string& out, const Arg& count, const Period& period, const char* clock) {
+  out += "{\"count\":";
+  append_json_scalar(out, count);
+  out += ",\"unit\":";
+  append_json_string(out, duration_unit(period));
+  if (clock) {
+    out += ",\"clock\":";
+    append_json_string(out, clock);
+  }
+  out += '}';
+}
+
+// ---- the kinds ----------------------------------------------------------------------------
+
+bool duration_rep_tag(std::uint8_t tag) {
+  return integer_tag(tag) || tag == static_cast<std::uint8_t>(TypeTag::f32) ||
+         tag == static_cast<std::uint8_t>(TypeTag::f64);
+}
+
+// A duration's expression is its count's tag and its period; a time
+// point's has its clock first.
+template <bool HasClock>
+bool read_count_and_period(TypeReader& in, std::uint32_t index) {
+  wire::Reader& r = in.input();
+  std::uint8_t clock = 0, rep;
+  if (HasClock && !r.le(clock)) return in.fail("a time point type ends early");
+  if (!r.le(rep)) return in.fail("a duration type ends early");
+  if (!duration_rep_tag(rep)) return in.fail("a duration counts in type tag " + hex_byte(rep));
+  Period period;
+  if (!r.varint(period.num) || !r.varint(period.den)) return in.fail("a duration type ends early");
+  if (period.num == 0 || period.den == 0) return in.fail("a duration has a period of zero");
+  std::uint64_t divisor = std::gcd(period.num, period.den);
+  period.num /= divisor;
+  period.den /= divisor;
+  TypeExpr& node = in.node(index);
+  node.rep = rep;
+  // Clocks newer than this reader are shown as durations, like "other".
+  node.clock = clock <= static_cast<std::uint8_t>(schema::Clock::steady) ? clock : 0;
+  node.extra = static_cast<std::uint32_t>(in.types().periods.size());
+  in.types().periods.push_back(period);
+  return true;
+}
+
+bool check_count(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
+  return r.skip(static_cast<std::size_t>(schema::type_tag_size(node.rep)));
+}
+
+// JSON: {"count": N, "unit": "ms"}, the unit as fmt prints it ("[5/7]s" for
+// odd periods).
+struct Duration {
+  static bool read_type(TypeReader& in, std::uint32_t index, int) { return read_count_and_period<false>(in, index); }
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+    return check_count(checker, node, r);
+  }
+  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+    Arg a;
+    read_scalar(r, node.rep, a);
+    write_count_and_unit(json.out(), a, json.types().periods[node.extra], nullptr);
+  }
+  static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
+    return make_duration_formatter(node.rep, types.periods[node.extra]);
+  }
+};
+
+// JSON: of the system clock "2023-11-14T22:13:20.123000000Z" (UTC), else (or
+// out of range) {"count": N, "unit": "ns", "clock": "steady" or "other"}.
+// Text: of the system clock as fmt 9.1 prints a sys_time, else as the
+// duration since the epoch.
+struct TimePoint {
+  static bool read_type(TypeReader& in, std::uint32_t index, int) { return read_count_and_period<true>(in, index); }
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+    return check_count(checker, node, r);
+  }
+  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+    Arg a;
+    read_scalar(r, node.rep, a);
+    const Period& period = json.types().periods[node.extra];
+    if (node.clock == static_cast<std::uint8_t>(schema::Clock::system) && rfc3339_utc(json.out(), a, period)) return;
+    write_count_and_unit(json.out(), a, period,
+                         node.clock == static_cast<std::uint8_t>(schema::Clock::steady) ? "steady" : "other");
+  }
+  static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
+    const Period& period = types.periods[node.extra];
+    if (node.clock == static_cast<std::uint8_t>(schema::Clock::system))
+      return std::make_unique<SystemTimeFormatter>(node.rep, period);
+    return make_duration_formatter(node.rep, period);
+  }
+};
+
+}  // namespace
+
+const Kind& duration_kind() { return kind_from<Duration>(); }
+const Kind& time_point_kind() { return kind_from<TimePoint>(); }
 
 }  // namespace terse::decoder::detail

@@ -2,10 +2,12 @@
 // of a type expression, each behaving as fmt 9.1's formatter of the
 // corresponding C++ type does (fmt/ranges.h, fmt/std.h, fmt/chrono.h), so
 // that specs, quoting and nesting come out as the writer's fmt would print
-// them. Internal to structured_format.cpp and structured_chrono.cpp.
+// them. Internal to the structured_*.cpp files.
 #pragma once
 
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -44,11 +46,35 @@ class Formatter {
 };
 using FormatterPtr = std::unique_ptr<Formatter>;
 
+// A scalar's fmt formatter, or the node's Kind's (structured_kind.hpp).
 FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node);
+// One formatter per child of `node`, in order.
+std::vector<FormatterPtr> member_formatters(const SiteTypes& types, const TypeExpr& node);
 
-// structured_chrono.cpp: durations and time points, through fmt/chrono.h.
-FormatterPtr make_duration_formatter(std::uint8_t rep, const Period& period);
-FormatterPtr make_system_time_formatter(std::uint8_t rep, const Period& period);
+// Types formatted as text through fmt's string formatter, its spec applying
+// to the whole text: std::thread::id (fmt's ostream formatter, which has no
+// set_debug_format), std::bitset, and FORMAT.md's enums, private values,
+// preformatted text and user types.
+class TextFormatter : public Formatter {
+ public:
+  const char* parse(fmt::format_parse_context& ctx) override;
+
+ protected:
+  void write_text(std::string_view text, const Sink& out) const;
+  bool has_spec() const { return has_spec_; }
+
+ private:
+  fmt::formatter<fmt::string_view> text_;
+  bool has_spec_ = false;
+};
+
+// The text is rendered first, then a spec can apply to all of it.
+void render_into(const Formatter& formatter, wire::Reader& value, const Sink& out, fmt::memory_buffer& text);
+
+// Refuses, with `refusal` as the format error, a spec that holds more than
+// fill, align and width (static or `{N}`), which is what fmt's formatters of
+// text-like types with no spec of their own take.
+void accept_only_fill_align_width(const fmt::format_parse_context& ctx, const char* refusal);
 
 // Reads a value the checker has passed; a short read means the bytes
 // changed under us, which fmt reports like any other formatting failure.

@@ -67,7 +67,7 @@ struct TypeExpr {
   std::uint32_t first = 0;
   std::uint32_t count = 0;
   // Duration, time point: its period in SiteTypes::periods; user type: its
-  // entry in SiteTypes::users.
+  // entry in SiteTypes::users; bitset: its number of bits.
   std::uint32_t extra = 0;
   TextRef name;  // aggregate, enum, user type: the C++ type name
 };

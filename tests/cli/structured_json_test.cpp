@@ -1,7 +1,7 @@
 // Structured arguments end to end in JSON: logged through the public API,
 // written by the real runtime, read back by the real `terse cat -o json`,
 // and every output line parsed with json_reader.hpp. The JSON mapping is
-// the one documented at the top of decoder/structured.cpp; each record's
+// the one each kind documents (decoder/structured_kind.hpp); each record's
 // "message" must also be fmt::format's text where fmt 9 formats the call,
 // and the rendering README.md documents where it does not.
 #include <pthread.h>

@@ -104,6 +104,20 @@ TEST_CASE("malformed expressions refuse their site") {
   check_site_refused(expr::user("U", "{:999999999}", {i32()}), "unusable format string");
 }
 
+TEST_CASE("a bitset holds at most 2^20 bits, and its value exactly its bytes") {
+  Decoded widest = decode_one(expr::bitset(1 << 20), std::string(1 << 17, '\xff'));
+  INFO(all_problems(widest));
+  CHECK(widest.problems.empty());
+  REQUIRE(widest.messages.size() == 2);
+  CHECK(widest.messages[0] == std::string(1 << 20, '1'));
+  check_site_refused(expr::bitset((1 << 20) + 1), "1048577 bits, over 1048576");
+  check_site_refused(expr::bitset(UINT64_MAX), "over 1048576");
+  check_site_refused(std::string(1, static_cast<char>(TypeNode::bitset)), "ends early");
+  check_record_refused(expr::bitset(10), "\x05"s);
+  check_record_refused(expr::bitset(10), "\x05\x00\x00"s);
+  check_record_refused(expr::bitset(1), ""s);
+}
+
 TEST_CASE("type expressions and names must match the site's tags") {
   auto structured = static_cast<std::uint8_t>(TypeTag::structured);
   auto int32 = static_cast<std::uint8_t>(TypeTag::i32);

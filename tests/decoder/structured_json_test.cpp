@@ -1,5 +1,5 @@
-// FORMAT.md §8.1 values in `terse cat -o json`: real JSON structure (see the
-// mapping in decoder/structured.cpp), and "args" keyed by name when the
+// FORMAT.md §8.1 values in `terse cat -o json`: real JSON structure (each
+// kind's write_json in decoder/structured_*.cpp), and "args" keyed by name when the
 // call site names its arguments.
 #include <limits>
 
@@ -222,6 +222,18 @@ TEST_CASE("aggregates, enums, user types, private values, truncation") {
   val::le(map, 1);
   CHECK(args_json(RawStructured{expr::map(expr::scalar(TypeTag::string), expr::scalar(TypeTag::i32)), map}) ==
         R"([{"k":1,"...":"9 total"}])");
+}
+
+TEST_CASE("bitsets are strings of their bits, bit N-1 first") {
+  CHECK(args_json(std::bitset<10>(0b1000000101)) == R"(["1000000101"])");
+  CHECK(args_json(std::bitset<0>()) == R"([""])");
+  CHECK(args_json(std::vector<std::bitset<4>>{5, 12}) == R"([["0101","1100"]])");
+  std::string by_bits;
+  val::count(by_bits, 1, 1);
+  by_bits += "\x05"s;
+  val::le(by_bits, 1);
+  CHECK(args_json(RawStructured{expr::map(expr::bitset(3), expr::scalar(TypeTag::i32)), by_bits}) ==
+        R"([[["101",1]]])");
 }
 
 TEST_CASE("named arguments make args an object, unnamed ones keyed by position") {

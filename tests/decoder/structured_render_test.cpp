@@ -335,6 +335,33 @@ TEST_CASE("preformatted text prints as it is") {
   CHECK(render("{:.7}", RawStructured{expr::preformatted(), text}) == "already");
 }
 
+TEST_CASE("bitsets print as std::bitset::to_string(), bit N-1 first") {
+  std::bitset<10> bits(0b1000000101);
+  std::bitset<70> wide;
+  wide.set(0).set(8).set(69);
+  CHECK(render("{}", bits) == bits.to_string());
+  CHECK(render("{}", wide) == wide.to_string());
+  CHECK(render("{}", std::bitset<8>(0x80)) == "10000000");
+  CHECK(render("{}", std::bitset<1>(1)) == "1");
+  CHECK(render("[{}]", std::bitset<0>()) == "[]");
+  CHECK(render("{}", std::vector<std::bitset<4>>{5, 12}) == "[0101, 1100]");
+  CHECK(render("{::>6}", std::vector<std::bitset<4>>{5, 12}) == "[  0101,   1100]");
+  CHECK(render("{}", std::tuple<int, std::bitset<3>>{1, 5}) == "(1, 101)");
+}
+
+TEST_CASE("bitset specs take a string's fill, align and width, nothing else") {
+  std::bitset<10> bits(0b1000000101);
+  for (const char* format : {"{:14}", "{:>14}", "{:^14}", "{:*<14}", "{:·>13}", "{:3}"})
+    CHECK(render(format, bits) == with_fmt(format, bits.to_string()));
+  for (const char* format : {"{:{}}", "{:>{}}", "{0:_^{1}}"})
+    CHECK(render(format, bits, 13) == with_fmt(format, bits.to_string(), 13));
+  CHECK(renders_raw("{:.3}", bits));
+  CHECK(renders_raw("{:s}", bits));
+  CHECK(renders_raw("{:>12b}", bits));
+  CHECK(renders_raw("{:+}", bits));
+  CHECK(renders_raw("{:#}", bits));
+}
+
 TEST_CASE("truncated containers show what was kept and their real size") {
   std::string ints;
   val::count(ints, 3, 1000);

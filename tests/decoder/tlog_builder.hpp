@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 
+#include <bitset>
 #include <cfloat>
 #include <chrono>
 #include <cstdint>
@@ -103,6 +104,7 @@ inline std::string user(std::string_view name, std::string_view format, const st
 }
 inline std::string secret(const std::string& value) { return byte(TypeNode::secret) + value; }
 inline std::string preformatted() { return std::string(1, byte(TypeNode::preformatted)); }
+inline std::string bitset(std::uint64_t bits) { return byte(TypeNode::bitset) + varint(bits); }
 
 }  // namespace expr
 
@@ -325,6 +327,18 @@ struct Codec<std::thread::id> : StructuredCodec {
     std::uint64_t native;
     std::memcpy(&native, &id, sizeof native);
     val::le(out, native);
+  }
+};
+
+// Bit i is bit i % 8 of byte i / 8.
+template <std::size_t N>
+struct Codec<std::bitset<N>> : StructuredCodec {
+  static std::string type() { return expr::bitset(N); }
+  static void value(std::string& out, const std::bitset<N>& bits) {
+    std::string bytes((N + 7) / 8, '\0');
+    for (std::size_t i = 0; i < N; ++i)
+      if (bits[i]) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
+    out += bytes;
   }
 };
 
