@@ -26,6 +26,8 @@
 
 #include <fmt/format.h>
 
+#include <terse/aggregate.hpp>
+#include <terse/std.hpp>
 #include <terse/terse.hpp>
 
 namespace golden {
