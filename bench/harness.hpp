@@ -34,7 +34,7 @@ namespace bench {
 
 // ---- the workload -----------------------------------------------------------
 
-// Every logger gets the same text: the canonical record of design.md §6 and
+// Every logger gets the same text: a short request record (ShortArgs) and
 // a 4 KiB payload. Values vary with the record number so that compressed
 // sizes reflect a log whose fields change, not one line repeated.
 inline constexpr const char* kPaths[] = {"/api/v1/users", "/api/v1/orders", "/healthz", "/api/v2/search"};

@@ -2,7 +2,7 @@
 // clock stopped when the logger's flush returns (every record in the file).
 // Reports records/s, bytes on disk per record, peak RSS and the CPU time
 // of the logger's own threads per million records, for terse and its
-// baselines, then the four scenarios of design.md §6.
+// baselines, then the four scenarios of kScenarios.
 //
 //   terse_bench_throughput [--millions X] [--csv FILE] [--keep-terse DIR]
 //
