@@ -479,7 +479,7 @@ TEST_CASE("a torn first file in a concatenation does not cost the second file an
 TEST_CASE("a damaged frame holding a logged .tlog file is skipped whole, not searched for frames") {
   TempDir a, b;
   Sample inner = write_other(a.path());
-  Config config = test_config(b.path());
+  terse::Config config = test_config(b.path());
   config.compression_level = 0;
   terse::start(config);
   Sample outer;
