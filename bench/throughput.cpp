@@ -156,7 +156,7 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
     std::fprintf(stderr, "throughput: unknown run '%s'\n", run_name.c_str());
     return 2;
   }
-  bench::TempDir temp("throughput");
+  bench::TempDir temp("bench-throughput");
   std::string dir = keep_dir.empty() ? temp.path() : keep_dir;
   Result result;
   std::string text_file;
