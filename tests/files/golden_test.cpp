@@ -388,10 +388,10 @@ Walk walk(const std::string& file) {
               REQUIRE(args.bytes(static_cast<std::uint64_t>(size), value));
               if (i == 0 && format.rfind("long double", 0) == 0) w.long_double_bytes = value;  // never delta-coded
               if (tag == 0x0D || tag == 0x0E) continue;
-              std::uint64_t delta = le(args.p + args.pos - size, size);
+              std::uint64_t coded = le(args.p + args.pos - size, size);
               std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
               bool bits = tag == 0x0B || tag == 0x0C;  // f32, f64
-              std::uint64_t recovered = bits ? (delta ^ before[i]) : ((delta + before[i]) & mask);
+              std::uint64_t recovered = bits ? (coded ^ before[i]) : ((coded + before[i]) & mask);
               before[i] = recovered;
               if (i == 0 && format.rfind("float {}", 0) == 0) w.float_bits = recovered;
             }
