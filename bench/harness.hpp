@@ -23,6 +23,8 @@
 #include <system_error>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define TERSE_BENCH_TSC 1
@@ -34,7 +36,7 @@ namespace bench {
 
 // ---- the workload -----------------------------------------------------------
 
-// Every logger gets the same text: the canonical record of design.md §6 and
+// Every logger gets the same text: a short request record (ShortArgs) and
 // a 4 KiB payload. Values vary with the record number so that compressed
 // sizes reflect a log whose fields change, not one line repeated.
 inline constexpr const char* kPaths[] = {"/api/v1/users", "/api/v1/orders", "/healthz", "/api/v2/search"};
@@ -227,35 +229,8 @@ inline long peak_rss_kib() {
 
 // ---- files ----------------------------------------------------------------------
 
-// A fresh directory under TMPDIR (or the system default), removed by the
-// destructor unless kept.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    std::string pattern = (std::filesystem::temp_directory_path() / ("terse-bench-" + tag + "-XXXXXX")).string();
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    if (mkdtemp(buffer.data()) == nullptr) {
-      std::perror("terse-bench: mkdtemp");
-      std::exit(2);
-    }
-    path_ = buffer.data();
-  }
-  ~TempDir() {
-    if (!keep_) {
-      std::error_code ec;
-      std::filesystem::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  void keep() { keep_ = true; }
-
- private:
-  std::string path_;
-  bool keep_ = false;
-};
+// The tests' scratch directory (tests/support/temp_dir.hpp).
+using terse::test::TempDir;
 
 inline std::uint64_t directory_bytes(const std::string& dir, std::string_view extension = {}) {
   std::uint64_t total = 0;

@@ -77,7 +77,7 @@ void produce(Logger& logger, int cpu, const Options& options, std::vector<std::u
 
 template <typename Logger>
 void measure(Logger& logger, const std::vector<int>& cpus, const Options& options) {
-  bench::TempDir dir("latency");
+  bench::TempDir dir("bench-latency");
   logger.start(dir.path());
   std::vector<std::vector<std::uint32_t>> samples(cpus.size());
   bench::StartLine start_line(static_cast<int>(cpus.size()));

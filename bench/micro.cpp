@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
   auto cpus = bench::allowed_cpus();
   bench::pin_to_cpu(cpus.back());
 
-  bench::TempDir terse_dir("micro-terse");
-  bench::TempDir spdlog_dir("micro-spdlog");
+  bench::TempDir terse_dir("bench-micro-terse");
+  bench::TempDir spdlog_dir("bench-micro-spdlog");
   bench::TerseLogger terse_logger;
   terse_logger.start(terse_dir.path());
   g_spdlog.start(spdlog_dir.path());

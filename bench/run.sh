@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmark suite (Release, in its own build directory) and runs
-# all of it: micro-benchmarks, per-call latency, throughput with the §6
+# all of it: micro-benchmarks, per-call latency, throughput with its four
 # scenarios, decoder speed. Writes bench/results/results.md and
 # bench/results/latency.svg; the raw CSV stays in the build directory.
 #
@@ -163,7 +163,7 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
           (l == "terse" || bpr[r, l] == 0 ? "" : ratio(bpr[r, l], bpr[r, "terse"])), rss[r, l] / 1024, \
           or_dash(io[r, l], "%.1f"), (l == "terse" || io[r, l] == "" ? "" : ratio(io[r, l], io[r, "terse"]))
       }
-      # The yardstick of issue 3: the same log as text, compressed whole.
+      # The yardstick for bytes on disk: the same log as text, compressed whole.
       # spdlog'"'"'s text has time, level and logger name, as terse'"'"'s records do
       # (though its timestamps are whole milliseconds, terse'"'"'s are TSC ticks).
       l = "spdlog-async"
@@ -171,7 +171,7 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
         printf "\nspdlog'"'"'s text of the same records as one file compressed with zstd at its default level: %.2f bytes/record;" \
           " terse: %.2f, i.e. %s× the text+zstd size.\n", zstd[r, l], bpr[r, "terse"], ratio(bpr[r, "terse"], zstd[r, l])
       print ""
-      print "## Scenarios (design.md §6)"
+      print "## Scenarios"
       print ""
       print "One call in 16 is timed (unfenced TSC pair, included) for the p99. 4 KiB records are printable,"
       print "incompressible on their own, the same text in every record."

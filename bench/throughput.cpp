@@ -2,7 +2,7 @@
 // clock stopped when the logger's flush returns (every record in the file).
 // Reports records/s, bytes on disk per record, peak RSS and the CPU time
 // of the logger's own threads per million records, for terse and its
-// baselines, then the four scenarios of design.md §6.
+// baselines, then the four scenarios of kScenarios.
 //
 //   terse_bench_throughput [--millions X] [--csv FILE] [--keep-terse DIR]
 //
@@ -156,7 +156,7 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
     std::fprintf(stderr, "throughput: unknown run '%s'\n", run_name.c_str());
     return 2;
   }
-  bench::TempDir temp("throughput");
+  bench::TempDir temp("bench-throughput");
   std::string dir = keep_dir.empty() ? temp.path() : keep_dir;
   Result result;
   std::string text_file;

@@ -39,6 +39,8 @@ class FrameReader {
   std::size_t available() const { return end_ - pos_; }
   bool fill(std::size_t need);
   void resync(std::uint64_t damaged_at, const std::string& reason);
+  bool boundary_after(std::size_t length);
+  void skip_bad_payload(std::uint64_t offset, std::size_t frame_size);
 
   int fd_;
   std::string_view memory_;

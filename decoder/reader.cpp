@@ -106,6 +106,37 @@ void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
                          std::to_string(resumed));
 }
 
+// Whether the bytes `length` past the current position start a frame or a
+// file, or the data ends there (FORMAT.md §9 rule 6).
+bool FrameReader::boundary_after(std::size_t length) {
+  fill(length + schema::kFrameHeaderSize);  // may fall short at the end of the data
+  std::size_t left = available() > length ? available() - length : 0;
+  if (left == 0) return true;
+  const unsigned char* p = buffer_.data() + pos_ + length;
+  if (starts_with(p, schema::kMagic, std::min(left, sizeof schema::kMagic))) return true;
+  if (left < schema::kFrameHeaderSize) {
+    return starts_with(p, schema::kFrameSync, std::min(left, sizeof schema::kFrameSync));  // a torn tail
+  }
+  return starts_with(p, schema::kFrameSync, sizeof schema::kFrameSync) &&
+         wire::crc32c(p, schema::kFrameHeaderCrcOffset) ==
+             wire::get_le<std::uint32_t>(p + schema::kFrameHeaderCrcOffset);
+}
+
+// The header's checksum vouches for its size, so the damaged frame is skipped
+// whole: its payload may hold bytes that look like frames (a logged .tlog
+// file) and must not be searched. Only when no frame or file follows where
+// the size says was the frame torn and something else written after it
+// (files concatenated on a pipe); then its bytes are searched like any damage.
+void FrameReader::skip_bad_payload(std::uint64_t offset, std::size_t frame_size) {
+  if (!boundary_after(frame_size)) {
+    resync(offset, "frame payload checksum mismatch");
+    return;
+  }
+  pos_ += frame_size;
+  report(offset, "frame payload checksum mismatch; skipped " + std::to_string(position() - offset) +
+                     " bytes to offset " + std::to_string(position()));
+}
+
 FrameReader::Event FrameReader::next(Frame& frame) {
   // Live: the end of the data last time was only the end of what had been
   // written so far.
@@ -187,11 +218,7 @@ FrameReader::Event FrameReader::next(Frame& frame) {
     h = buffer_.data() + pos_;
     const unsigned char* payload = h + schema::kFrameHeaderSize;
     if (wire::crc32c(payload, stored) != header.payload_crc) {
-      // The size in the header is intact but the payload is not; the bytes
-      // it spans may hold the start of another file (a torn file followed by
-      // the next one on a pipe), so look for the next frame or file inside
-      // them instead of jumping over them.
-      resync(offset, "frame payload checksum mismatch");
+      skip_bad_payload(offset, schema::kFrameHeaderSize + stored);
       continue;
     }
     frame.offset = offset;

@@ -15,6 +15,12 @@
 
 #include "structured.hpp"
 
+// The rendering rule (a decoded message is byte for byte what fmt::format
+// printed in the program) holds against fmt 9: this file and the structured
+// formatters reproduce fmt 9.1's choices, several of which fmt 10 changed.
+static_assert(FMT_VERSION >= 90000 && FMT_VERSION < 100000,
+              "the decoder reproduces fmt 9's formatting; build it against fmt 9.x");
+
 namespace terse::decoder {
 namespace {
 

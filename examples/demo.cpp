@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 1000; ++i) {
         double took_us = 12.5 + i * 0.25;
         TERSE_DEBUG("worker {} request {} took {} us status {} path {}", w, i, took_us, 200, path);
-        if (i % 100 == 0) TERSE_INFO("worker {} progress {:>5.1f}% ({:#x})", w, i / 10.0f, i);
+        if (i % 100 == 0) TERSE_INFO("worker {} progress {:>5.1f}% ({:#x})", w, static_cast<float>(i) / 10.0f, i);
         if (i % 250 == 0) TERSE_WARN("worker {}: queue depth {} over limit {}", w, i * 3, 500);
       }
       TERSE_INFO("worker {} done, last char {:?}, flag {}", w, static_cast<char>('a' + w), w % 2 == 0);

@@ -5,6 +5,7 @@
 #   asan     decoder, file, CLI, ship and fuzz-corpus tests under AddressSanitizer + UBSan
 #            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
 #            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
+# Every configuration builds with TERSE_WERROR=ON: a new warning fails CI.
 # Usage: scripts/test.sh [release|tsan|asan]...   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +19,14 @@ for config in "${configs[@]}"; do
   echo "=== $config"
   case $config in
     release)
-      cmake -S . -B build/ci-release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERSE_TESTS=ON -DTERSE_BENCH=ON >/dev/null
+      cmake -S . -B build/ci-release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ \
+        -DTERSE_TESTS=ON -DTERSE_BENCH=ON -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-release -j"$jobs"
       ctest --test-dir build/ci-release -j2 --output-on-failure
       ;;
     tsan)
       cmake -S . -B build/ci-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-        -DTERSE_SANITIZE=thread -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
+        -DTERSE_SANITIZE=thread -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-tsan -j"$jobs"
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.1} TSAN_OPTIONS=halt_on_error=1 \
         ctest --test-dir build/ci-tsan -j2 --output-on-failure -L "concurrency|roundtrip"
@@ -32,7 +34,7 @@ for config in "${configs[@]}"; do
     asan)
       cmake -S . -B build/ci-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
         -DTERSE_SANITIZE=address,undefined -DTERSE_FUZZ=ON -DTERSE_FUZZ_SECONDS="$fuzz_seconds" \
-        -DTERSE_TESTS=ON -DTERSE_BENCH=OFF >/dev/null
+        -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-asan -j"$jobs"
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli|ship"

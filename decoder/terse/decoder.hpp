@@ -141,10 +141,14 @@ struct Arg {
     std::uint64_t u;
     float f32;
     double f64;
-    long double f80;
     bool b;
     char c;
   };
+  // Beside the union, not in it: a union holding a long double is passed and
+  // returned by a rule GCC changed in 4.4, and GCC notes (-Wpsabi) every
+  // function that returns an Arg. The size is the same either way: the long
+  // double's 16-byte alignment pads the struct already.
+  long double f80 = 0;
   std::string_view text;  // strings, structured values
   bool truncated = false;
   bool null_string = false;

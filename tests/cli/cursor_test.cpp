@@ -66,7 +66,7 @@ struct FirstRun {
 FirstRun ship_until(const std::vector<std::string>& inputs, std::size_t taken) {
   std::vector<std::string> args{"cat", "-f", "-o", "json", "--show-cursor"};
   args.insert(args.end(), inputs.begin(), inputs.end());
-  Child ship(cli(args));
+  Process ship(cli(args), Process::Output::pipe);
   bool got = ship.read_until([&](const std::string& out) { return complete_lines(out).size() >= taken; }, 20s);
   ship.stop();
   REQUIRE(got);
@@ -100,7 +100,8 @@ TEST_CASE("a shipper that stops and resumes with --after-cursor while the writer
   Writer writer({dir.path(), "app", "bursts", "24", "50", "30", "ship"});
   auto [first, cursor] = ship_until({dir.path()}, 130);
   // The writer is still logging and rolling while the second run starts.
-  Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, dir.path()}));
+  Process ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, dir.path()}),
+               Process::Output::pipe);
   bool done = ship.read_until(
       [](const std::string& out) { return out.find("\"message\":\"ship burst 23 record 49\"") != std::string::npos; },
       30s);
@@ -138,7 +139,7 @@ TEST_CASE("a cursor whose file retention removed resumes at the oldest later fil
   CHECK(resumed.err.find(std::filesystem::path(files[2]).filename().string()) != std::string::npos);
 
   // Following from such a cursor picks up files the writer adds later.
-  Child follow(cli({"cat", "-f", "-o", "cat", "--after-cursor", cursor, dir.path()}));
+  Process follow(cli({"cat", "-f", "-o", "cat", "--after-cursor", cursor, dir.path()}), Process::Output::pipe);
   REQUIRE(follow.read_until([&](const std::string& out) { return out == want; }, 20s));
   REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "3", "0", "more"}) == 0);
   REQUIRE(follow.read_until([&](const std::string& out) { return out.size() > want.size() + 40; }, 20s));
@@ -402,7 +403,8 @@ TEST_CASE("a shipper following two live directories that stops and resumes with 
   } join{writer_a, writer_b};
   auto [first, cursor] = ship_until({a.path(), b.path()}, 250);
   // The writers are still logging and rolling while the second run starts.
-  Child ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, a.path(), b.path()}));
+  Process ship(cli({"cat", "-f", "-o", "json", "--show-cursor", "--after-cursor", cursor, a.path(), b.path()}),
+               Process::Output::pipe);
   auto has_both_ends = [](const std::string& out) {
     return out.find("\"message\":\"A burst 19 record 39\"") != std::string::npos &&
            out.find("\"message\":\"B burst 19 record 39\"") != std::string::npos;

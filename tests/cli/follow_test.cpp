@@ -29,7 +29,7 @@ auto has(const std::string& text) {
 
 TEST_CASE("cat -f follows a directory from empty through rolled files and a restarted writer") {
   TempDir dir;
-  Child cat(cli({"cat", "-f", "-o", "cat", dir.path()}));
+  Process cat(cli({"cat", "-f", "-o", "cat", dir.path()}), Process::Output::pipe);
   // The first writer logs while cat is already following: its files appear
   // later, roll every 4 KiB, and are read while still being written.
   int rc = -1;
@@ -56,7 +56,7 @@ TEST_CASE("cat -f FILE follows that file and the files it rolls to") {
   // A file that does not exist yet: the next one this writer will create.
   std::string next = old_files.back();
   next.replace(next.size() - 8, 3, fmt::format("{:03}", std::stoi(next.substr(next.size() - 8, 3)) + 1));
-  Child cat(cli({"cat", "-f", "-o", "cat", next}));
+  Process cat(cli({"cat", "-f", "-o", "cat", next}), Process::Output::pipe);
   std::this_thread::sleep_for(200ms);
   REQUIRE(run_writer({dir.path(), "app", "bursts", "4", "40", "10", "new"}) == 0);
   REQUIRE(cat.read_until(has("new burst 3 record 39"), 20s));
@@ -67,7 +67,7 @@ TEST_CASE("cat -f FILE follows that file and the files it rolls to") {
 TEST_CASE("cat -f -n N starts with the last N records, then follows") {
   TempDir dir;
   REQUIRE(run_writer({dir.path(), "app", "bursts", "3", "40", "0", "before"}) == 0);
-  Child cat(cli({"cat", "-f", "-n", "3", "-o", "cat", dir.path()}));
+  Process cat(cli({"cat", "-f", "-n", "3", "-o", "cat", dir.path()}), Process::Output::pipe);
   REQUIRE(cat.read_until(has("before burst 2 record 39"), 20s));
   REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "2", "0", "after"}) == 0);
   REQUIRE(cat.read_until(has("after burst 0 record 1"), 20s));
@@ -80,7 +80,7 @@ TEST_CASE("cat -f -n N starts with the last N records, then follows") {
 TEST_CASE("cat -f ends quietly with exit code 0 when its reader goes away") {
   TempDir dir;
   REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "5", "0", "x"}) == 0);
-  Child cat(cli({"cat", "-f", "-o", "cat", dir.path()}));
+  Process cat(cli({"cat", "-f", "-o", "cat", dir.path()}), Process::Output::pipe);
   REQUIRE(cat.read_until(has("x burst 0 record 4"), 20s));
   cat.close_output();
   // Nothing new is written: cat notices the closed pipe while idle.

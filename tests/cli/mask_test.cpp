@@ -96,7 +96,7 @@ TEST_CASE("cat -f re-reads changed rules between records: every line once, maske
   std::string rules = dir.path() + "/rules.mask";
   write_rules(rules, "(1[3-9]\\d)\\d{4}(\\d{4}) => $1****$2\n");
   REQUIRE(run_writer({dir.path(), "app", "bursts", "3", "20", "0", "13812345678"}) == 0);
-  Child cat(cli({"cat", "-f", "-o", "cat", "--mask", rules, dir.path()}));
+  Process cat(cli({"cat", "-f", "-o", "cat", "--mask", rules, dir.path()}), Process::Output::pipe);
   REQUIRE(cat.read_until([](const std::string& out) { return out.find("burst 2 record 19\n") != std::string::npos; },
                          20s));
 

@@ -90,7 +90,7 @@ TEST_CASE("files of one sequence read in sequence-number order, not name order")
 TEST_CASE("cat -f of two directories written live prints one stream in time order with every record once") {
   TempDir a, b;
   // Following from before either writer starts: both directories are empty.
-  Child cat(cli({"cat", "-f", "--utc", "--format", "{time} {message}", a.path(), b.path()}));
+  Process cat(cli({"cat", "-f", "--utc", "--format", "{time} {message}", a.path(), b.path()}), Process::Output::pipe);
   std::this_thread::sleep_for(300ms);
   // Records every 1 ms and every 1.3 ms, never flushed: each writer's IO
   // thread writes them up to 50 ms late, so the two files grow out of step

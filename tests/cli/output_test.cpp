@@ -112,7 +112,7 @@ TEST_CASE("--schema-header: the first JSON line describes every key the records 
   check_run({"cat", "--json", "--schema-header", "--show-cursor", fx.path}, true);
 
   // Following, it is the first line, once.
-  Child follow(cli({"cat", "-f", "--json", "--schema-header", fx.dir.path()}));
+  Process follow(cli({"cat", "-f", "--json", "--schema-header", fx.dir.path()}), Process::Output::pipe);
   REQUIRE(follow.read_until([](const std::string& out) { return split_lines(out).size() >= 7; }, 20s));
   follow.stop();
   auto lines = split_lines(follow.out);

@@ -184,12 +184,6 @@ std::string dump(const Json& j) {
   return "?";
 }
 
-const Json& at(const Json& j, std::size_t i) {
-  REQUIRE(j.kind == Kind::array);
-  REQUIRE(i < j.items.size());
-  return j.items[i];
-}
-
 const Json& at(const Json& j, const std::string& key) {
   REQUIRE(j.kind == Kind::object);
   auto it = j.members.find(key);

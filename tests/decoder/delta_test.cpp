@@ -29,7 +29,8 @@ std::vector<std::uint64_t> log_two_threads(const std::string& directory) {
       tids[static_cast<std::size_t>(t)] = static_cast<std::uint64_t>(::gettid());
       for (int i = 0; i < kPerThread; ++i) {
         std::int64_t wobble = (t == 0 ? 1 : -7) * static_cast<std::int64_t>(i) * i;
-        TERSE_INFO("thread {} value {} {} {:.3f} {}", t, i, wobble, i * 0.25f, static_cast<std::uint8_t>(i * 31));
+        float quarter = static_cast<float>(i) * 0.25f;
+        TERSE_INFO("thread {} value {} {} {:.3f} {}", t, i, wobble, quarter, static_cast<std::uint8_t>(i * 31));
       }
     });
   }
@@ -40,7 +41,8 @@ std::vector<std::uint64_t> log_two_threads(const std::string& directory) {
 
 std::string expected(int t, int i) {
   std::int64_t wobble = (t == 0 ? 1 : -7) * static_cast<std::int64_t>(i) * i;
-  return fmt::format("thread {} value {} {} {:.3f} {}", t, i, wobble, i * 0.25f, static_cast<std::uint8_t>(i * 31));
+  float quarter = static_cast<float>(i) * 0.25f;
+  return fmt::format("thread {} value {} {} {:.3f} {}", t, i, wobble, quarter, static_cast<std::uint8_t>(i * 31));
 }
 
 }  // namespace

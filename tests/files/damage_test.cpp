@@ -472,6 +472,48 @@ TEST_CASE("a torn first file in a concatenation does not cost the second file an
   CHECK(any_problem_at(decoded, torn.offset));
 }
 
+// A service may log the bytes of a .tlog file as a string argument. Inside a
+// damaged frame those bytes are a preamble and frames with good checksums;
+// read as real ones, they would add records nobody logged into this file and
+// make the reader forget its dictionary at their magic number.
+TEST_CASE("a damaged frame holding a logged .tlog file is skipped whole, not searched for frames") {
+  TempDir a, b;
+  Sample inner = write_other(a.path());
+  terse::Config config = test_config(b.path());
+  config.compression_level = 0;
+  terse::start(config);
+  Sample outer;
+  for (int i = 0; i < 3; ++i) {
+    TERSE_INFO("before {}", i);
+    outer.messages.push_back(fmt::format("before {}", i));
+  }
+  terse::flush();
+  TERSE_INFO("received a file: {}", inner.bytes);
+  outer.messages.push_back(fmt::format("received a file: {}", inner.bytes));
+  terse::flush();
+  for (int i = 0; i < 3; ++i) {
+    TERSE_INFO("after {}", i);
+    outer.messages.push_back(fmt::format("after {}", i));
+  }
+  finish_sample(b.path(), outer);
+  REQUIRE(messages_of(decode_bytes(outer.bytes)) == outer.messages);
+
+  auto records = frames_of_type(outer.bytes, kRecordsFrame);
+  auto holder = std::find_if(records.begin(), records.end(), [&](const FrameAt& f) {
+    return outer.bytes.substr(f.payload(), f.stored).find(inner.bytes) != std::string::npos;
+  });
+  REQUIRE(holder != records.end());
+  std::string bytes = outer.bytes;
+  flip_byte(bytes, holder->payload());
+  Decoded decoded = decode_bytes(bytes);
+  INFO(describe(decoded));
+  std::vector<std::string> expected = outer.messages;
+  expected.erase(expected.begin() + 3);
+  CHECK(messages_of(decoded) == expected);
+  CHECK(decoded.problems.size() == 1);
+  CHECK(any_problem_at(decoded, holder->offset));
+}
+
 TEST_CASE("a file cut at a frame boundary and followed by another decodes both") {
   TempDir a, b;
   Sample first = write_sample(a.path(), 3, 10, 0, "first");

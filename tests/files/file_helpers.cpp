@@ -1,7 +1,6 @@
 #include "file_helpers.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +13,6 @@
 #include <terse/crc.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
-
-extern char** environ;
 
 namespace terse::test {
 
@@ -191,23 +188,12 @@ std::string temp_file() {
 Run run_terse(const std::vector<std::string>& args, const std::string& stdin_path) {
   std::string out_path = temp_file();
   std::string err_path = temp_file();
-  std::vector<std::string> storage{terse_cli_path()};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_TRUNC, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_TRUNC, 0);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
+  std::vector<std::string> argv{terse_cli_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int out_fd = ::open(out_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  REQUIRE(out_fd >= 0);
+  int status = run_process(argv, out_fd, err_path, stdin_path.empty() ? "/dev/null" : stdin_path);
+  ::close(out_fd);
 
   Run run;
   if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);

@@ -175,7 +175,7 @@ struct Cursor {
     return true;
   }
   bool text(std::string& out) {
-    std::uint64_t n;
+    std::uint64_t n = 0;
     return varint(n) && bytes(n, out);
   }
 };
@@ -273,14 +273,14 @@ Walk walk(const std::string& file) {
     if (type == 1) {  // §4 info: key, length, value
       CHECK(w.frame_types.size() == 1);
       while (c.left() > 0) {
-        std::uint64_t key;
+        std::uint64_t key = 0;
         std::string value;
         REQUIRE(c.fixed(1, key));
         REQUIRE(c.text(value));
         w.info[static_cast<std::uint8_t>(key)] = value;
       }
     } else if (type == 2) {  // §5 calibration
-      std::uint64_t ticks, unix_ns, rate_bits;
+      std::uint64_t ticks = 0, unix_ns = 0, rate_bits = 0;
       REQUIRE(c.fixed(8, ticks));
       REQUIRE(c.fixed(8, unix_ns));
       REQUIRE(c.fixed(8, rate_bits));
@@ -292,14 +292,14 @@ Walk walk(const std::string& file) {
       calibrated = true;
     } else if (type == 3) {  // §6 dictionary: kind, length, body
       while (c.left() > 0) {
-        std::uint64_t kind, length;
+        std::uint64_t kind = 0, length = 0;
         REQUIRE(c.fixed(1, kind));
         REQUIRE(c.varint(length));
         REQUIRE(c.left() >= length);
         Cursor body{c.p + c.pos, static_cast<std::size_t>(length)};
         c.pos += static_cast<std::size_t>(length);
         if (kind == 1) {
-          std::uint64_t id, level, line, nargs;
+          std::uint64_t id = 0, level = 0, line = 0, nargs = 0;
           std::string file_name, format, tags;
           REQUIRE(body.varint(id));
           REQUIRE(body.fixed(1, level));
@@ -319,7 +319,7 @@ Walk walk(const std::string& file) {
           w.site_tags[id] = t;
           w.site_format[id] = format;
         } else if (kind == 2) {
-          std::uint64_t index, tid;
+          std::uint64_t index = 0, tid = 0;
           std::string name;
           REQUIRE(body.varint(index));
           REQUIRE(body.varint(tid));
@@ -333,13 +333,13 @@ Walk walk(const std::string& file) {
       }
     } else if (type == 4) {  // §7 records
       REQUIRE(calibrated);
-      std::uint64_t ticks;
+      std::uint64_t ticks = 0;
       REQUIRE(c.fixed(8, ticks));
       // §7.1: each site's previous argument values, all 0 at the frame's start.
       std::map<std::uint64_t, std::vector<std::uint64_t>> previous;
       while (c.left() > 0) {
         INFO("record " << w.records);
-        std::uint64_t site, thread, delta, args_size;
+        std::uint64_t site = 0, thread = 0, delta = 0, args_size = 0;
         REQUIRE(c.varint(site));
         REQUIRE(c.varint(thread));
         REQUIRE(c.varint(delta));
@@ -351,7 +351,7 @@ Walk walk(const std::string& file) {
         // Metadata before data: the thread is described before its records.
         CHECK(w.threads.count(thread) == 1);
         if (site == 0) {  // a control record
-          std::uint64_t kind, count, first, last;
+          std::uint64_t kind = 0, count = 0, first = 0, last = 0;
           REQUIRE(args.fixed(1, kind));
           CHECK(kind == 1);  // "dropped"
           REQUIRE(args.fixed(8, count));
@@ -373,7 +373,7 @@ Walk walk(const std::string& file) {
             std::uint8_t tag = tags[i];
             w.tags_logged.insert(tag);
             if (tag == 0x0F) {
-              std::uint64_t header;
+              std::uint64_t header = 0;
               REQUIRE(args.fixed(4, header));
               if (header == 0xFFFFFFFFu) {
                 ++w.null_strings;
@@ -389,10 +389,10 @@ Walk walk(const std::string& file) {
               REQUIRE(args.bytes(static_cast<std::uint64_t>(size), value));
               if (i == 0 && format.rfind("long double", 0) == 0) w.long_double_bytes = value;  // never delta-coded
               if (tag == 0x0D || tag == 0x0E) continue;
-              std::uint64_t stored = le(args.p + args.pos - size, size);
+              std::uint64_t coded = le(args.p + args.pos - size, size);
               std::uint64_t mask = size == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * size)) - 1;
               bool bits = tag == 0x0B || tag == 0x0C;  // f32, f64
-              std::uint64_t recovered = bits ? (stored ^ before[i]) : ((stored + before[i]) & mask);
+              std::uint64_t recovered = bits ? (coded ^ before[i]) : ((coded + before[i]) & mask);
               before[i] = recovered;
               if (i == 0 && format.rfind("float {}", 0) == 0) w.float_bits = recovered;
             }

@@ -1,15 +1,10 @@
 #include "ship_helpers.hpp"
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -17,66 +12,6 @@
 #include "test_support.hpp"
 
 namespace terse::test {
-
-Process::Process(const std::vector<std::string>& argv, std::string stderr_path)
-    : stderr_path_(std::move(stderr_path)) {
-  pid_ = spawn_process(argv, -1, -1, stderr_path_);
-  REQUIRE(pid_ > 0);
-}
-
-Process::~Process() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-  }
-}
-
-void Process::signal(int sig) const {
-  if (pid_ > 0) ::kill(pid_, sig);
-}
-
-int Process::wait(std::chrono::milliseconds limit) {
-  if (pid_ <= 0) return -1;
-  auto until = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    int status = 0;
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = -1;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    if (std::chrono::steady_clock::now() >= until) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return -1;
-}
-
-bool Process::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  return ::waitpid(pid_, &status, WNOHANG | WNOWAIT) == 0;
-}
-
-long Process::peak_rss_kib() const {
-  if (pid_ <= 0) return 0;
-  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
-  return 0;
-}
-
-std::string Process::stderr_text() const {
-  std::ifstream in(stderr_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> ship_args(const std::string& bootstraps, const std::string& topic,
                                    const std::string& cursor_file, const std::vector<std::string>& extra,

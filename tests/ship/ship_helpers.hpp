@@ -1,9 +1,7 @@
-// What the `terse ship` tests share: the shipper as a child process whose
-// stderr goes to a file, the writer as a child, and comparisons of what the
-// topic holds with what `terse cat -o json` prints for the same files.
+// What the `terse ship` tests share: the command lines of the shipper and
+// the writer (each run as a Process, its stderr into a file), and comparisons
+// of what the topic holds with what `terse cat -o json` prints for them.
 #pragma once
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -11,31 +9,9 @@
 #include <vector>
 
 #include "kafka_harness.hpp"
+#include "process.hpp"
 
 namespace terse::test {
-
-// A child process: argv[0] is run as given, stderr goes to `stderr_path`.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, std::string stderr_path);
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  void signal(int sig) const;
-  // The exit code (128 + signal when killed), or -1 when it did not end in
-  // time (then it is killed).
-  int wait(std::chrono::milliseconds limit);
-  bool running();
-  // Peak resident memory so far, from /proc (0 once it has ended).
-  long peak_rss_kib() const;
-  std::string stderr_text() const;
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  std::string stderr_path_;
-};
 
 // `terse ship` with the options every test gives, then `extra`, then `paths`.
 std::vector<std::string> ship_args(const std::string& bootstraps, const std::string& topic,

@@ -1,14 +1,8 @@
 #include "test_support.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-extern char** environ;
 
 namespace terse::test {
 
@@ -138,36 +132,6 @@ std::string read_file(const std::string& path) {
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int close_fd,
-                    const std::string& stderr_path) {
-  std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (stdout_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-    posix_spawn_file_actions_addclose(&actions, stdout_fd);
-  }
-  if (close_fd >= 0) posix_spawn_file_actions_addclose(&actions, close_fd);
-  if (!stderr_path.empty())
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  return rc == 0 ? pid : -1;
 }
 
 double test_scale() {

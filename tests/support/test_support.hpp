@@ -13,27 +13,10 @@
 #include <terse/decoder.hpp>
 #include <terse/terse.hpp>
 
+#include "process.hpp"
+#include "temp_dir.hpp"
+
 namespace terse::test {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "terse-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
 
 struct Line {
   std::string message;
@@ -82,12 +65,6 @@ std::uint64_t scaled(std::uint64_t count, std::uint64_t at_least = 1);
 // Lines without their newlines; a last line without one still counts.
 std::vector<std::string> split_lines(const std::string& text);
 
-// Starts a program (args[0] is its path) with stdin from /dev/null, stdout on
-// `stdout_fd` (kept when negative), `close_fd` closed in the child, stderr
-// into `stderr_path` when given, and SIGPIPE at its default action as under
-// a shell. Returns the pid, or -1 when it cannot start.
-pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd = -1, int close_fd = -1,
-                    const std::string& stderr_path = {});
 void write_file(const std::string& path, const std::string& bytes);
 
 // A config writing into `directory` with everything at its defaults but the

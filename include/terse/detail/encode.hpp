@@ -183,7 +183,10 @@ inline char* encode_arg(char* out, const T& value, std::uint32_t text_length, bo
       if (value == nullptr) header = schema::kStringNull;
     }
     std::memcpy(out, &header, 4);
-    if (text_length != 0) std::memcpy(out + 4, string_data(value), text_length);
+    // The null test costs nothing for strings that cannot be null and lets
+    // g++ see that a null `const char*` (length 0) is never copied from.
+    const char* text = string_data(value);
+    if (text_length != 0 && text != nullptr) std::memcpy(out + 4, text, text_length);
     return out + 4 + text_length;
   } else if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::pointer)) {
     std::uint64_t address = 0;
