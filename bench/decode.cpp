@@ -78,8 +78,8 @@ Measure library_run(const std::vector<std::string>& files, bool json) {
     }
   };
   dec::Reporter reporter = [](const dec::Problem& p) {
-    std::fprintf(stderr, "decode: %s: offset %llu: %s\n", p.source.c_str(),
-                 static_cast<unsigned long long>(p.offset), p.what.c_str());
+    std::fprintf(stderr, "decode: %s: offset %llu: %s\n", p.source.c_str(), static_cast<unsigned long long>(p.offset),
+                 p.what.c_str());
   };
   for (const auto& file : files) dec::decode_file(file, sink, reporter);
   m.bytes += out.size();
@@ -165,10 +165,14 @@ int main(int argc, char** argv) {
   int reps = 3;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--cli" && i + 1 < argc) cli = argv[++i];
-    else if (arg == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
-    else if (arg == "--csv" && i + 1 < argc) csv_path = argv[++i];
+    if (arg == "--cli" && i + 1 < argc)
+      cli = argv[++i];
+    else if (arg == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (arg == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--csv" && i + 1 < argc)
+      csv_path = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s --cli PATH --dir DIR [--reps N] [--csv FILE]\n", argv[0]);
       return 2;
@@ -205,8 +209,7 @@ int main(int argc, char** argv) {
   }
 
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
-  std::printf("%-14s %10s %10s %9s %12s %9s %9s\n", "decoder", "lines", "MB", "seconds", "lines/s", "MB/s",
-              "CPU s");
+  std::printf("%-14s %10s %10s %9s %12s %9s %9s\n", "decoder", "lines", "MB", "seconds", "lines/s", "MB/s", "CPU s");
   for (const auto& row : rows) {
     const Measure& m = row.m;
     double lines_per_s = static_cast<double>(m.lines) / m.seconds;
@@ -214,9 +217,8 @@ int main(int argc, char** argv) {
     std::printf("%-14s %10llu %10.1f %9.3f %12.0f %9.1f %9.3f\n", row.mode, static_cast<unsigned long long>(m.lines),
                 static_cast<double>(m.bytes) / 1e6, m.seconds, lines_per_s, mb_per_s, m.cpu_seconds);
     if (csv != nullptr)
-      std::fprintf(csv, "decode,%s,%llu,%llu,%.4f,%.0f,%.2f,%.4f\n", row.mode,
-                   static_cast<unsigned long long>(m.lines), static_cast<unsigned long long>(m.bytes), m.seconds,
-                   lines_per_s, mb_per_s, m.cpu_seconds);
+      std::fprintf(csv, "decode,%s,%llu,%llu,%.4f,%.0f,%.2f,%.4f\n", row.mode, static_cast<unsigned long long>(m.lines),
+                   static_cast<unsigned long long>(m.bytes), m.seconds, lines_per_s, mb_per_s, m.cpu_seconds);
   }
   if (csv != nullptr) std::fclose(csv);
   return 0;

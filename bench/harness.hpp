@@ -49,8 +49,7 @@ struct ShortArgs {
 };
 
 inline ShortArgs short_args(std::uint64_t i) noexcept {
-  return {static_cast<int>(i), 12.5 + static_cast<double>(i % 1000) * 0.25, i % 97 == 0 ? 503 : 200,
-          kPaths[i & 3]};
+  return {static_cast<int>(i), 12.5 + static_cast<double>(i % 1000) * 0.25, i % 97 == 0 ? 503 : 200, kPaths[i & 3]};
 }
 
 // Printable, not compressible within itself: one fixed string, so a

@@ -83,8 +83,7 @@ void measure(Logger& logger, const std::vector<int>& cpus, const Options& option
   bench::StartLine start_line(static_cast<int>(cpus.size()));
   std::vector<std::thread> producers;
   for (std::size_t p = 0; p < cpus.size(); ++p) {
-    producers.emplace_back(
-        [&, p] { produce(logger, cpus[p], options, samples[p], start_line); });
+    producers.emplace_back([&, p] { produce(logger, cpus[p], options, samples[p], start_line); });
   }
   start_line.wait_all_ready();
   start_line.release();
@@ -127,10 +126,14 @@ Options parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--calls") o.calls = std::stoull(value());
-    else if (arg == "--burst") o.burst = std::max<std::size_t>(1, std::stoull(value()));
-    else if (arg == "--pause-ns") o.pause_ns = std::stoll(value());
-    else if (arg == "--csv") o.csv = value();
+    if (arg == "--calls")
+      o.calls = std::stoull(value());
+    else if (arg == "--burst")
+      o.burst = std::max<std::size_t>(1, std::stoull(value()));
+    else if (arg == "--pause-ns")
+      o.pause_ns = std::stoll(value());
+    else if (arg == "--csv")
+      o.csv = value();
     else {
       std::fprintf(stderr, "usage: %s [--calls N] [--burst N] [--pause-ns NS] [--csv FILE]\n", argv[0]);
       std::exit(2);
@@ -167,9 +170,10 @@ int main(int argc, char** argv) {
     measure(fmt_logger, two, options);
   }
 
-  std::printf("latency per call in ns (timing cost included), %zu calls per producer, bursts of %zu, "
-              "pause %lld ns, %.3f ticks/ns, TSC step %.1f ns, CPUs",
-              options.calls, options.burst, static_cast<long long>(options.pause_ns), g_ticks_per_ns, g_tsc_step_ns);
+  std::printf(
+      "latency per call in ns (timing cost included), %zu calls per producer, bursts of %zu, "
+      "pause %lld ns, %.3f ticks/ns, TSC step %.1f ns, CPUs",
+      options.calls, options.burst, static_cast<long long>(options.pause_ns), g_ticks_per_ns, g_tsc_step_ns);
   for (int c : cpus) std::printf(" %d", c);
   std::printf("\n\n%-10s %-20s", "producers", "logger");
   for (const char* name : bench::kPercentileNames) std::printf(" %9s", name);

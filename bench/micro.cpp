@@ -46,8 +46,8 @@ template <>
 struct fmt::formatter<bench_types::Request> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   auto format(const bench_types::Request& r, fmt::format_context& ctx) const {
-    return fmt::format_to(ctx.out(), "{{id: {}, latency_ms: {}, status: {}, path: {:?}}}", r.id, r.latency_ms,
-                          r.status, r.path);
+    return fmt::format_to(ctx.out(), "{{id: {}, latency_ms: {}, status: {}, path: {:?}}}", r.id, r.latency_ms, r.status,
+                          r.path);
   }
 };
 
@@ -77,43 +77,43 @@ bench::SpdlogAsync g_spdlog;
 
 // One case, three loggers, the same format string and arguments; `i` is
 // the iteration number, so the values change from call to call.
-#define BENCH_CASE(case_name, format, ...)                                                                      \
-  void BM_##case_name##_terse(benchmark::State& state) {                                                        \
-    std::uint64_t i = 0;                                                                                        \
-    for (auto _ : state) {                                                                                      \
-      ++i;                                                                                                      \
-      TERSE_INFO(format __VA_OPT__(, ) __VA_ARGS__);                                                            \
-    }                                                                                                           \
-    terse::flush();                                                                                             \
-    (void)i;                                                                                                    \
-    state.SetItemsProcessed(state.iterations());                                                               \
-  }                                                                                                             \
-  void BM_##case_name##_fmt(benchmark::State& state) {                                                          \
-    std::uint64_t i = 0;                                                                                        \
-    fmt::memory_buffer buffer;                                                                                  \
-    for (auto _ : state) {                                                                                      \
-      ++i;                                                                                                      \
-      buffer.clear();                                                                                           \
-      fmt::format_to(std::back_inserter(buffer), format __VA_OPT__(, ) __VA_ARGS__);                            \
-      benchmark::DoNotOptimize(buffer.data());                                                                  \
-      benchmark::ClobberMemory();                                                                               \
-    }                                                                                                           \
-    (void)i;                                                                                                    \
-    state.SetItemsProcessed(state.iterations());                                                               \
-  }                                                                                                             \
-  void BM_##case_name##_spdlog(benchmark::State& state) {                                                       \
-    std::uint64_t i = 0;                                                                                        \
-    auto& logger = g_spdlog;                                                                                    \
-    for (auto _ : state) {                                                                                      \
-      ++i;                                                                                                      \
-      logger.raw().info(format __VA_OPT__(, ) __VA_ARGS__);                                                     \
-    }                                                                                                           \
-    logger.flush();                                                                                             \
-    (void)i;                                                                                                    \
-    state.SetItemsProcessed(state.iterations());                                                               \
-  }                                                                                                             \
-  BENCHMARK(BM_##case_name##_terse)->Name(#case_name "/terse")->UseRealTime();                                  \
-  BENCHMARK(BM_##case_name##_fmt)->Name(#case_name "/fmt_format_to")->UseRealTime();                            \
+#define BENCH_CASE(case_name, format, ...)                                           \
+  void BM_##case_name##_terse(benchmark::State& state) {                             \
+    std::uint64_t i = 0;                                                             \
+    for (auto _ : state) {                                                           \
+      ++i;                                                                           \
+      TERSE_INFO(format __VA_OPT__(, ) __VA_ARGS__);                                 \
+    }                                                                                \
+    terse::flush();                                                                  \
+    (void)i;                                                                         \
+    state.SetItemsProcessed(state.iterations());                                     \
+  }                                                                                  \
+  void BM_##case_name##_fmt(benchmark::State& state) {                               \
+    std::uint64_t i = 0;                                                             \
+    fmt::memory_buffer buffer;                                                       \
+    for (auto _ : state) {                                                           \
+      ++i;                                                                           \
+      buffer.clear();                                                                \
+      fmt::format_to(std::back_inserter(buffer), format __VA_OPT__(, ) __VA_ARGS__); \
+      benchmark::DoNotOptimize(buffer.data());                                       \
+      benchmark::ClobberMemory();                                                    \
+    }                                                                                \
+    (void)i;                                                                         \
+    state.SetItemsProcessed(state.iterations());                                     \
+  }                                                                                  \
+  void BM_##case_name##_spdlog(benchmark::State& state) {                            \
+    std::uint64_t i = 0;                                                             \
+    auto& logger = g_spdlog;                                                         \
+    for (auto _ : state) {                                                           \
+      ++i;                                                                           \
+      logger.raw().info(format __VA_OPT__(, ) __VA_ARGS__);                          \
+    }                                                                                \
+    logger.flush();                                                                  \
+    (void)i;                                                                         \
+    state.SetItemsProcessed(state.iterations());                                     \
+  }                                                                                  \
+  BENCHMARK(BM_##case_name##_terse)->Name(#case_name "/terse")->UseRealTime();       \
+  BENCHMARK(BM_##case_name##_fmt)->Name(#case_name "/fmt_format_to")->UseRealTime(); \
   BENCHMARK(BM_##case_name##_spdlog)->Name(#case_name "/spdlog_async")->UseRealTime();
 
 BENCH_CASE(no_args, "service ready")

@@ -196,8 +196,8 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
               static_cast<double>(records) / result.seconds, disk,
               static_cast<double>(disk) / static_cast<double>(records), rss_kib,
               has_io_threads ? std::to_string(io_ms).c_str() : "",
-              has_io_threads ? std::to_string(io_ms / (static_cast<double>(records) * 1e-6)).c_str() : "",
-              p99.c_str(), zstd_per_record > 0 ? std::to_string(zstd_per_record).c_str() : "");
+              has_io_threads ? std::to_string(io_ms / (static_cast<double>(records) * 1e-6)).c_str() : "", p99.c_str(),
+              zstd_per_record > 0 ? std::to_string(zstd_per_record).c_str() : "");
   return 0;
 }
 
@@ -245,9 +245,12 @@ int main(int argc, char** argv) {
   std::string csv_path, keep_terse;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--millions" && i + 1 < argc) millions = std::stod(argv[++i]);
-    else if (arg == "--csv" && i + 1 < argc) csv_path = argv[++i];
-    else if (arg == "--keep-terse" && i + 1 < argc) keep_terse = argv[++i];
+    if (arg == "--millions" && i + 1 < argc)
+      millions = std::stod(argv[++i]);
+    else if (arg == "--csv" && i + 1 < argc)
+      csv_path = argv[++i];
+    else if (arg == "--keep-terse" && i + 1 < argc)
+      keep_terse = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--millions X] [--csv FILE] [--keep-terse DIR]\n", argv[0]);
       return 2;
@@ -291,8 +294,8 @@ int main(int argc, char** argv) {
     while (pipe != nullptr && std::fgets(chunk, sizeof chunk, pipe) != nullptr) line += chunk;
     int status = pipe != nullptr ? ::pclose(pipe) : -1;
     if (status != 0 || line.rfind("throughput,", 0) != 0) {
-      std::fprintf(stderr, "throughput: run '%s' with %s failed (status %d)\n", job.scenario->run,
-                   job.logger.c_str(), status);
+      std::fprintf(stderr, "throughput: run '%s' with %s failed (status %d)\n", job.scenario->run, job.logger.c_str(),
+                   status);
       ++failures;
       continue;
     }

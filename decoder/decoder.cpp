@@ -469,8 +469,8 @@ void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
   text_bytes -= it->second.size();
   if (bytes.size() > kMaxTextBytesPerFile - text_bytes || texts.size() > kMaxTextsPerFile) {
     texts.erase(it);
-    damage(frame.offset, "the file's text entries pass 64 MiB or 2^20 entries; text " + std::to_string(id) +
-                             " is dropped");
+    damage(frame.offset,
+           "the file's text entries pass 64 MiB or 2^20 entries; text " + std::to_string(id) + " is dropped");
     return;
   }
   it->second.assign(bytes);

@@ -79,7 +79,8 @@ class Parser {
       automatic_ = Mode::yes;
       id = next_auto_++;
     }
-    if (id >= tags_.size()) return fail("refers to argument " + std::to_string(id) + " of " + std::to_string(tags_.size()));
+    if (id >= tags_.size())
+      return fail("refers to argument " + std::to_string(id) + " of " + std::to_string(tags_.size()));
     return true;
   }
 

@@ -102,8 +102,8 @@ void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
     }
   }
   std::uint64_t resumed = base_offset_ + pos_;
-  report(damaged_at, reason + "; skipped " + std::to_string(resumed - damaged_at) + " bytes to offset " +
-                         std::to_string(resumed));
+  report(damaged_at,
+         reason + "; skipped " + std::to_string(resumed - damaged_at) + " bytes to offset " + std::to_string(resumed));
 }
 
 // Whether the bytes `length` past the current position start a frame or a
@@ -144,8 +144,8 @@ FrameReader::Event FrameReader::next(Frame& frame) {
   for (;;) {
     if (at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8))) {
       if (!fill(schema::kPreambleSize)) {
-        if (live_ && (available() == 0 || starts_with(buffer_.data() + pos_, schema::kMagic,
-                                                       std::min(available(), sizeof schema::kMagic))))
+        if (live_ && (available() == 0 ||
+                      starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))))
           return Event::end;  // a preamble still being written
         if (available() > 0 && at_file_start_ && base_offset_ + pos_ == 0 &&
             !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
@@ -166,8 +166,8 @@ FrameReader::Event FrameReader::next(Frame& frame) {
       if (!schema::preamble_crc_ok(p)) {
         // A damaged version field must not cost the whole file: the frames
         // carry their own checksums, so read on as the version we know.
-        report(offset, "preamble checksum mismatch; reading on as format version " +
-                           std::to_string(schema::kVersionMajor));
+        report(offset,
+               "preamble checksum mismatch; reading on as format version " + std::to_string(schema::kVersionMajor));
       } else if (preamble.version_major != schema::kVersionMajor) {
         report(offset, "format version " + std::to_string(preamble.version_major) + "." +
                            std::to_string(preamble.version_minor) + " is not supported (this decoder reads " +

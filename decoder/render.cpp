@@ -65,8 +65,7 @@ std::vector<detail::StructuredView>& structured_views(const Record& record) {
 
 // FORMAT.md §6: with argument names, `{name}` fields find their argument
 // by name and `{0}` by position, as fmt::arg arguments do.
-void format_named(fmt::memory_buffer& message, const Record& record,
-                  const std::vector<detail::StructuredView>& views) {
+void format_named(fmt::memory_buffer& message, const Record& record, const std::vector<detail::StructuredView>& views) {
   const Site& site = *record.site;
   thread_local fmt::dynamic_format_arg_store<fmt::format_context> store;
   store.clear();
@@ -150,7 +149,6 @@ void append_raw(std::string& out, const Record& record) {
   }
 }
 
-
 }  // namespace
 
 const char* level_name(std::uint8_t level) { return schema::level_name(level); }
@@ -177,8 +175,8 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
     std::string first, last;
     append_time(first, record.dropped_first_ns, zone);
     append_time(last, record.dropped_last_ns, zone);
-    fmt::format_to(std::back_inserter(out), "{} record{} dropped on thread {} between {} and {}",
-                   record.dropped_count, record.dropped_count == 1 ? "" : "s",
+    fmt::format_to(std::back_inserter(out), "{} record{} dropped on thread {} between {} and {}", record.dropped_count,
+                   record.dropped_count == 1 ? "" : "s",
                    record.thread->os_tid ? record.thread->os_tid : record.thread->index, first, last);
     return true;
   }
@@ -378,9 +376,9 @@ LinePattern::LinePattern(std::string pattern) {
     throw std::invalid_argument("bad --format pattern '" + pattern + "': " + e.what() +
                                 " (placeholders: {time} {level} {thread} {file} {line} {message})");
   }
-  static const std::pair<std::string_view, Field> kFields[] = {
-      {"time", Field::time}, {"level", Field::level}, {"thread", Field::thread},
-      {"file", Field::file}, {"line", Field::line},   {"message", Field::message}};
+  static const std::pair<std::string_view, Field> kFields[] = {{"time", Field::time},     {"level", Field::level},
+                                                               {"thread", Field::thread}, {"file", Field::file},
+                                                               {"line", Field::line},     {"message", Field::message}};
   std::string literal;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
@@ -402,7 +400,8 @@ LinePattern::LinePattern(std::string pattern) {
       if (name == known) field = value;
     if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});
     literal.clear();
-    pieces_.push_back({field, colon == std::string_view::npos ? std::string() : "{" + std::string(inside.substr(colon)) + "}"});
+    pieces_.push_back(
+        {field, colon == std::string_view::npos ? std::string() : "{" + std::string(inside.substr(colon)) + "}"});
     i = close;
   }
   if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});

@@ -117,8 +117,8 @@ bool read_type_expressions(wire::Reader& body, Site& site, std::string& error) {
     return false;
   }
   if (n != structured) {
-    error = "it has " + std::to_string(structured) + " structured arguments but " + std::to_string(n) +
-            " type expressions";
+    error =
+        "it has " + std::to_string(structured) + " structured arguments but " + std::to_string(n) + " type expressions";
     return false;
   }
   TypeReader reader(body, types, error);

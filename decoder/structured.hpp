@@ -92,28 +92,43 @@ inline bool read_as(wire::Reader& r, Field& field) {
   using schema::TypeTag;
   a.tag = tag;
   switch (static_cast<TypeTag>(tag)) {
-    case TypeTag::i8: return read_as<std::int8_t>(r, a.i);
-    case TypeTag::i16: return read_as<std::int16_t>(r, a.i);
-    case TypeTag::i32: return read_as<std::int32_t>(r, a.i);
-    case TypeTag::i64: return read_as<std::int64_t>(r, a.i);
-    case TypeTag::u8: return read_as<std::uint8_t>(r, a.u);
-    case TypeTag::u16: return read_as<std::uint16_t>(r, a.u);
-    case TypeTag::u32: return read_as<std::uint32_t>(r, a.u);
+    case TypeTag::i8:
+      return read_as<std::int8_t>(r, a.i);
+    case TypeTag::i16:
+      return read_as<std::int16_t>(r, a.i);
+    case TypeTag::i32:
+      return read_as<std::int32_t>(r, a.i);
+    case TypeTag::i64:
+      return read_as<std::int64_t>(r, a.i);
+    case TypeTag::u8:
+      return read_as<std::uint8_t>(r, a.u);
+    case TypeTag::u16:
+      return read_as<std::uint16_t>(r, a.u);
+    case TypeTag::u32:
+      return read_as<std::uint32_t>(r, a.u);
     case TypeTag::u64:
-    case TypeTag::pointer: return read_as<std::uint64_t>(r, a.u);
+    case TypeTag::pointer:
+      return read_as<std::uint64_t>(r, a.u);
     case TypeTag::boolean: {
       std::uint8_t v = 0;
       bool ok = r.le(v);
       a.b = v != 0;
       return ok;
     }
-    case TypeTag::character: return read_as<char>(r, a.c);
-    case TypeTag::f32: return read_as<float>(r, a.f32);
-    case TypeTag::f64: return read_as<double>(r, a.f64);
-    case TypeTag::f80: return read_long_double(r, 10, a.f80);
-    case TypeTag::f128: return read_long_double(r, 16, a.f80);
-    case TypeTag::string: return read_string(r, a);
-    case TypeTag::structured: return false;  // never a scalar
+    case TypeTag::character:
+      return read_as<char>(r, a.c);
+    case TypeTag::f32:
+      return read_as<float>(r, a.f32);
+    case TypeTag::f64:
+      return read_as<double>(r, a.f64);
+    case TypeTag::f80:
+      return read_long_double(r, 10, a.f80);
+    case TypeTag::f128:
+      return read_long_double(r, 16, a.f80);
+    case TypeTag::string:
+      return read_string(r, a);
+    case TypeTag::structured:
+      return false;  // never a scalar
   }
   return false;
 }
@@ -180,22 +195,33 @@ template <typename F>
   switch (static_cast<TypeTag>(a.tag)) {
     case TypeTag::i8:
     case TypeTag::i16:
-    case TypeTag::i32: return f(static_cast<int>(a.i));
-    case TypeTag::i64: return f(static_cast<long long>(a.i));
+    case TypeTag::i32:
+      return f(static_cast<int>(a.i));
+    case TypeTag::i64:
+      return f(static_cast<long long>(a.i));
     case TypeTag::u8:
     case TypeTag::u16:
-    case TypeTag::u32: return f(static_cast<unsigned>(a.u));
-    case TypeTag::u64: return f(static_cast<unsigned long long>(a.u));
-    case TypeTag::boolean: return f(a.b);
-    case TypeTag::character: return f(a.c);
-    case TypeTag::f32: return f(a.f32);
-    case TypeTag::f64: return f(a.f64);
+    case TypeTag::u32:
+      return f(static_cast<unsigned>(a.u));
+    case TypeTag::u64:
+      return f(static_cast<unsigned long long>(a.u));
+    case TypeTag::boolean:
+      return f(a.b);
+    case TypeTag::character:
+      return f(a.c);
+    case TypeTag::f32:
+      return f(a.f32);
+    case TypeTag::f64:
+      return f(a.f64);
     case TypeTag::f80:
-    case TypeTag::f128: return f(a.f80);
+    case TypeTag::f128:
+      return f(a.f80);
     case TypeTag::string:
       return f(a.null_string ? fmt::string_view("(null)") : fmt::string_view(a.text.data(), a.text.size()));
-    case TypeTag::pointer: return f(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
-    case TypeTag::structured: break;
+    case TypeTag::pointer:
+      return f(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
+    case TypeTag::structured:
+      break;
   }
   return f(0);
 }

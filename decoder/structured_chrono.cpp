@@ -27,14 +27,19 @@ Rep count_as(const Arg& a) {
     case TypeTag::i8:
     case TypeTag::i16:
     case TypeTag::i32:
-    case TypeTag::i64: return static_cast<Rep>(a.i);
+    case TypeTag::i64:
+      return static_cast<Rep>(a.i);
     case TypeTag::u8:
     case TypeTag::u16:
     case TypeTag::u32:
-    case TypeTag::u64: return static_cast<Rep>(a.u);
-    case TypeTag::f32: return static_cast<Rep>(a.f32);
-    case TypeTag::f64: return static_cast<Rep>(a.f64);
-    default: return Rep{};
+    case TypeTag::u64:
+      return static_cast<Rep>(a.u);
+    case TypeTag::f32:
+      return static_cast<Rep>(a.f32);
+    case TypeTag::f64:
+      return static_cast<Rep>(a.f64);
+    default:
+      return Rep{};
   }
 }
 
@@ -56,7 +61,6 @@ class DurationFormatter final : public Formatter {
   std::uint8_t rep_;
 };
 
-
 // A period fmt has no name for prints as "5[7/3]s" (format_duration_unit);
 // as no C++ type can be made for it here, only fill, align and width are
 // taken, which is what fmt does with a spec that has no chrono part.
@@ -69,7 +73,6 @@ class OddDurationFormatter final : public Formatter {
     accept_only_fill_align_width(ctx, "a duration of this period takes only fill, align and width as its spec");
     return text_.parse(ctx);
   }
-
 
   void format(wire::Reader& value, const Sink& out) const override {
     Rep count = count_as<Rep>(take_scalar(value, rep_));
@@ -145,7 +148,8 @@ class SystemTimeFormatter final : public Formatter {
     constexpr long double kLimit = 9.2e18L;
     if (count.tag == static_cast<std::uint8_t>(TypeTag::f32) || count.tag == static_cast<std::uint8_t>(TypeTag::f64)) {
       long double ticks = count.tag == static_cast<std::uint8_t>(TypeTag::f32) ? count.f32 : count.f64;
-      long double seconds = std::trunc(ticks * static_cast<long double>(period_.num) / static_cast<long double>(period_.den));
+      long double seconds =
+          std::trunc(ticks * static_cast<long double>(period_.num) / static_cast<long double>(period_.den));
       if (!(seconds > -kLimit && seconds < kLimit)) format_failure("time_t value out of range");
       return static_cast<std::time_t>(seconds);
     }
@@ -161,13 +165,17 @@ class SystemTimeFormatter final : public Formatter {
 
 FormatterPtr make_duration_formatter(std::uint8_t rep, const Period& period) {
   switch (static_cast<TypeTag>(rep)) {
-    case TypeTag::f32: return duration_formatter<float>(rep, period);
-    case TypeTag::f64: return duration_formatter<double>(rep, period);
+    case TypeTag::f32:
+      return duration_formatter<float>(rep, period);
+    case TypeTag::f64:
+      return duration_formatter<double>(rep, period);
     case TypeTag::u8:
     case TypeTag::u16:
     case TypeTag::u32:
-    case TypeTag::u64: return duration_formatter<unsigned long long>(rep, period);
-    default: return duration_formatter<long long>(rep, period);
+    case TypeTag::u64:
+      return duration_formatter<unsigned long long>(rep, period);
+    default:
+      return duration_formatter<long long>(rep, period);
   }
 }
 

@@ -60,21 +60,33 @@ FormatterPtr make_scalar_formatter(std::uint8_t tag) {
   switch (static_cast<TypeTag>(tag)) {
     case TypeTag::i8:
     case TypeTag::i16:
-    case TypeTag::i32: return std::make_unique<ScalarFormatter<int>>(tag);
-    case TypeTag::i64: return std::make_unique<ScalarFormatter<long long>>(tag);
+    case TypeTag::i32:
+      return std::make_unique<ScalarFormatter<int>>(tag);
+    case TypeTag::i64:
+      return std::make_unique<ScalarFormatter<long long>>(tag);
     case TypeTag::u8:
     case TypeTag::u16:
-    case TypeTag::u32: return std::make_unique<ScalarFormatter<unsigned>>(tag);
-    case TypeTag::u64: return std::make_unique<ScalarFormatter<unsigned long long>>(tag);
-    case TypeTag::boolean: return std::make_unique<ScalarFormatter<bool>>(tag);
-    case TypeTag::character: return std::make_unique<ScalarFormatter<char>>(tag);
-    case TypeTag::f32: return std::make_unique<ScalarFormatter<float>>(tag);
-    case TypeTag::f64: return std::make_unique<ScalarFormatter<double>>(tag);
+    case TypeTag::u32:
+      return std::make_unique<ScalarFormatter<unsigned>>(tag);
+    case TypeTag::u64:
+      return std::make_unique<ScalarFormatter<unsigned long long>>(tag);
+    case TypeTag::boolean:
+      return std::make_unique<ScalarFormatter<bool>>(tag);
+    case TypeTag::character:
+      return std::make_unique<ScalarFormatter<char>>(tag);
+    case TypeTag::f32:
+      return std::make_unique<ScalarFormatter<float>>(tag);
+    case TypeTag::f64:
+      return std::make_unique<ScalarFormatter<double>>(tag);
     case TypeTag::f80:
-    case TypeTag::f128: return std::make_unique<ScalarFormatter<long double>>(tag);
-    case TypeTag::string: return std::make_unique<ScalarFormatter<fmt::string_view>>(tag);
-    case TypeTag::pointer: return std::make_unique<ScalarFormatter<const void*>>(tag);
-    case TypeTag::structured: break;
+    case TypeTag::f128:
+      return std::make_unique<ScalarFormatter<long double>>(tag);
+    case TypeTag::string:
+      return std::make_unique<ScalarFormatter<fmt::string_view>>(tag);
+    case TypeTag::pointer:
+      return std::make_unique<ScalarFormatter<const void*>>(tag);
+    case TypeTag::structured:
+      break;
   }
   format_failure("unknown scalar type");
 }

@@ -24,7 +24,9 @@ struct Sink {
   fmt::format_context& field;
 
   // A context on `buffer` for fmt's own formatters.
-  fmt::format_context context() const { return fmt::format_context(fmt::appender(buffer), field.args(), field.locale()); }
+  fmt::format_context context() const {
+    return fmt::format_context(fmt::appender(buffer), field.args(), field.locale());
+  }
   void append(std::string_view text) const { buffer.append(text.data(), text.data() + text.size()); }
   // Throws once the record's rendering budget is spent.
   void check() const;

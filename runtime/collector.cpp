@@ -8,8 +8,8 @@
 #include <terse/dictionary.hpp>
 #include <terse/timing.hpp>
 
-#include "interning.hpp"
 #include "internal.hpp"
+#include "interning.hpp"
 
 namespace terse::detail {
 namespace {
@@ -187,8 +187,7 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
   for (ThreadBuffer* b : buffers_) cutoff = std::min(cutoff, b->in_call_since.load(std::memory_order_acquire));
   cursors_.clear();
   for (ThreadBuffer* b : buffers_) {
-    Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {},
-             nullptr};
+    Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {}, nullptr};
     if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
       b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
     if (load(c)) {
@@ -261,8 +260,7 @@ bool Collector::anything_pending() const {
 // waited long enough for a reader following the file.
 bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
   if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
-  bool due = batch->flush_sequence != 0 ||
-             (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
+  bool due = batch->flush_sequence != 0 || (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
   if (!due) return false;
   queue_.submit(batch);
   batch = queue_.take();

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include <terse/terse.hpp>
 #include <terse/delta.hpp>
+#include <terse/terse.hpp>
 
 #include "clock.hpp"
 #include "pipeline.hpp"

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include <terse/dictionary.hpp>
 #include <terse/crc.hpp>
+#include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
 
 #include "internal.hpp"

@@ -18,8 +18,8 @@ class FileSet {
     std::string name;
     std::uint64_t roll_bytes = 0;
     bool roll_daily = true;
-    std::size_t max_files = 0;           // 0: no limit
-    std::uint64_t max_total_bytes = 0;   // 0: no limit
+    std::size_t max_files = 0;          // 0: no limit
+    std::uint64_t max_total_bytes = 0;  // 0: no limit
     unsigned file_mode = 0640;
   };
 
@@ -62,7 +62,7 @@ class FileSet {
 
  private:
   Rules rules_;
-  std::string date_;          // of the last file created
+  std::string date_;            // of the last file created
   std::uint32_t sequence_ = 1;  // the next one to try
 };
 

@@ -7,8 +7,8 @@
 
 #include <zstd.h>
 
-#include <terse/frame.hpp>
 #include <terse/crc.hpp>
+#include <terse/frame.hpp>
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
@@ -47,9 +47,12 @@ std::string host_name() {
 // FORMAT.md §4 info key 8: how private values are stored as the file opens.
 std::string private_values_word() {
   switch (static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))) {
-    case schema::PrivateMode::hashed: return "hash";
-    case schema::PrivateMode::clear: return "clear";
-    default: return "omit";
+    case schema::PrivateMode::hashed:
+      return "hash";
+    case schema::PrivateMode::clear:
+      return "clear";
+    default:
+      return "omit";
   }
 }
 

@@ -165,8 +165,8 @@ void validate(const Config& config) {
   if (config.roll_bytes < 4096)
     throw Error("terse: Config::roll_bytes must be at least 4096, not " + std::to_string(config.roll_bytes));
   if (config.compression_level < -7 || config.compression_level > ZSTD_maxCLevel())
-    throw Error("terse: Config::compression_level must be -7 to " + std::to_string(ZSTD_maxCLevel()) +
-                ", not " + std::to_string(config.compression_level));
+    throw Error("terse: Config::compression_level must be -7 to " + std::to_string(ZSTD_maxCLevel()) + ", not " +
+                std::to_string(config.compression_level));
   if (static_cast<int>(config.level) > static_cast<int>(Level::off))
     throw Error("terse: Config::level is not a valid level");
   if (config.file_mode > 07777) throw Error("terse: Config::file_mode is not a permission mode");
@@ -183,8 +183,7 @@ void validate(const Config& config) {
   std::error_code ec;
   fs::create_directories(config.directory, ec);
   if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());
-  if (!fs::is_directory(config.directory, ec))
-    throw Error("terse: '" + config.directory + "' is not a directory");
+  if (!fs::is_directory(config.directory, ec)) throw Error("terse: '" + config.directory + "' is not a directory");
   if (::access(config.directory.c_str(), W_OK | X_OK) != 0)
     throw Error("terse: directory '" + config.directory + "' is not writable: " + std::strerror(errno));
 }

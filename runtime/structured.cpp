@@ -102,9 +102,9 @@ namespace terse {
 
 void set_private_values(PrivateValues mode) noexcept {
   using schema::PrivateMode;
-  PrivateMode stored = mode == PrivateValues::clear                                      ? PrivateMode::clear
-                       : mode == PrivateValues::hash && detail::has_private_key()        ? PrivateMode::hashed
-                                                                                         : PrivateMode::omitted;
+  PrivateMode stored = mode == PrivateValues::clear                               ? PrivateMode::clear
+                       : mode == PrivateValues::hash && detail::has_private_key() ? PrivateMode::hashed
+                                                                                  : PrivateMode::omitted;
   detail::g_hot.private_mode.store(static_cast<std::uint8_t>(stored), std::memory_order_relaxed);
 }
 

@@ -15,8 +15,8 @@ namespace terse::detail {
 namespace {
 
 FileSet::Rules file_rules(const Config& config) {
-  return {config.directory,  config.name,          config.roll_bytes, config.roll_daily,
-          config.max_files, config.max_total_bytes, config.file_mode};
+  return {config.directory,       config.name,     config.roll_bytes, config.roll_daily, config.max_files,
+          config.max_total_bytes, config.file_mode};
 }
 
 }  // namespace
@@ -165,8 +165,8 @@ bool Writer::write_failed(const Batch& batch) {
   bool hold = config_.overflow == Overflow::block;
   if (!failing_) {
     failing_ = true;
-    config_.on_error("writing " + (path_.empty() ? config_.directory : path_) + " failed: " +
-                     std::strerror(last_errno_) +
+    config_.on_error("writing " + (path_.empty() ? config_.directory : path_) +
+                     " failed: " + std::strerror(last_errno_) +
                      (hold ? "; records are held until writes succeed again"
                            : "; records are dropped and counted until writes succeed again"));
   }

@@ -26,7 +26,8 @@
 namespace terse::cli {
 namespace {
 
-const char* const kCatFooter = R"(Times for --since/--until: "2026-11-29 14:00", "2026-11-29 14:00:05.25", "14:00" (today),
+const char* const kCatFooter =
+    R"(Times for --since/--until: "2026-11-29 14:00", "2026-11-29 14:00:05.25", "14:00" (today),
 RFC 3339 ("2026-11-29T14:00:05Z", "...+02:00"), relative ("-10m", "1h ago", "30s",
 "+5m"), "now", "today", "yesterday". Local time unless a zone is given or --utc.
 

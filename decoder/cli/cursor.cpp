@@ -101,7 +101,8 @@ class Reader {
   bool u32(std::uint32_t& value) {
     if (bytes_.size() - at_ < 4) return false;
     value = 0;
-    for (int i = 0; i < 4; ++i) value |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes_[at_++])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      value |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes_[at_++])) << (8 * i);
     return true;
   }
   bool bytes(std::size_t n, std::string& out) {

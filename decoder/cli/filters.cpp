@@ -109,12 +109,24 @@ std::int64_t parse_time(const std::string& option, const std::string& input, boo
     std::string unit = m[3];
     double scale = 1;
     switch (unit[0]) {
-      case 'u': scale = 1e-6; break;
-      case 's': scale = 1; break;
-      case 'm': scale = unit.rfind("ms", 0) == 0 ? 1e-3 : 60; break;
-      case 'h': scale = 3600; break;
-      case 'd': scale = 86400; break;
-      case 'w': scale = 7 * 86400; break;
+      case 'u':
+        scale = 1e-6;
+        break;
+      case 's':
+        scale = 1;
+        break;
+      case 'm':
+        scale = unit.rfind("ms", 0) == 0 ? 1e-3 : 60;
+        break;
+      case 'h':
+        scale = 3600;
+        break;
+      case 'd':
+        scale = 86400;
+        break;
+      case 'w':
+        scale = 7 * 86400;
+        break;
     }
     auto delta = static_cast<std::int64_t>(amount * scale * 1e9);
     return m[1] == "+" ? now + delta : now - delta;
@@ -231,7 +243,6 @@ Filters make_filters(const FilterOptions& o, std::int64_t now) {
   }
   return f;
 }
-
 
 void add_filter_options(CLI::App& command, FilterOptions& o, UntilOption until) {
   command.add_flag("--utc", o.utc, "Print (and read --since/--until) times in UTC instead of local time");

@@ -100,8 +100,7 @@ class Producer {
 
   // RD_KAFKA_RESP_ERR__QUEUE_FULL when the buffer is full; other errors are
   // for good (a record larger than message.max.bytes, an unknown topic).
-  rd_kafka_resp_err_t produce(std::string_view payload, std::string_view key, std::int64_t time_ms,
-                              std::uint64_t seq);
+  rd_kafka_resp_err_t produce(std::string_view payload, std::string_view key, std::int64_t time_ms, std::uint64_t seq);
 
   // What the cluster says of the topic: NO_ERROR, or why it cannot take
   // records (unknown, not authorised, no leader); librdkafka itself only

@@ -97,9 +97,8 @@ void Merger::positions(std::vector<InputPosition>& out) const {
   for (const auto& carried : carried_)
     order_.push_back(
         Entry{carried.has_dir ? std::optional(carried.dir_hash) : std::nullopt, &carried.log, &carried.at});
-  std::sort(order_.begin(), order_.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.dir_hash, *a.log) < std::tie(b.dir_hash, *b.log);
-  });
+  std::sort(order_.begin(), order_.end(),
+            [](const Entry& a, const Entry& b) { return std::tie(a.dir_hash, *a.log) < std::tie(b.dir_hash, *b.log); });
   out.resize(order_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) {
     out[i].dir_hash = order_[i].dir_hash;

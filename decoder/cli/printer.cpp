@@ -41,15 +41,14 @@ void add_cursor_key(std::string& object, const std::vector<InputPosition>& posit
 }
 
 std::string json_schema_header(bool with_cursor) {
-  std::string line =
-      R"j({"schema":"terse.record/1","fields":{)j"
-      R"j("time":"string: RFC 3339, nanoseconds, zone offset (Z with --utc)",)j"
-      R"j("level":"string: trace, debug, info, warn, error or critical",)j"
-      R"j("thread":"integer: OS thread id",)j"
-      R"j("file":"string: source file of the call site (terse for a drop report)",)j"
-      R"j("line":"integer: source line of the call site",)j"
-      R"j("message":"string: the formatted message",)j"
-      R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
+  std::string line = R"j({"schema":"terse.record/1","fields":{)j"
+                     R"j("time":"string: RFC 3339, nanoseconds, zone offset (Z with --utc)",)j"
+                     R"j("level":"string: trace, debug, info, warn, error or critical",)j"
+                     R"j("thread":"integer: OS thread id",)j"
+                     R"j("file":"string: source file of the call site (terse for a drop report)",)j"
+                     R"j("line":"integer: source line of the call site",)j"
+                     R"j("message":"string: the formatted message",)j"
+                     R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
   if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
   return line + "}}\n";
 }

@@ -104,7 +104,9 @@ long peak_rss_kib() {
 class Shipper {
  public:
   explicit Shipper(const ShipOptions& o)
-      : o_(o), cursor_file_(o.cursor_file), problems_(kProgram, TornTails::count_silently),
+      : o_(o),
+        cursor_file_(o.cursor_file),
+        problems_(kProgram, TornTails::count_silently),
         merger_(problems_.reporter(), filters_.decoder, !o.once) {}
 
   // An exit code when shipping cannot start.
@@ -181,8 +183,7 @@ std::optional<int> Shipper::start() {
   if (auto code = open_inputs(saved_cursor)) return code;
   printer_.emplace(std::nullopt, style_, filters_.grep, mask_ ? &*mask_ : nullptr);
   saver_.emplace(cursor_file_);
-  stats_every_ms_ =
-      o_.stats_interval_s > 0 ? std::max<std::int64_t>(1, std::int64_t(o_.stats_interval_s * 1000)) : 0;
+  stats_every_ms_ = o_.stats_interval_s > 0 ? std::max<std::int64_t>(1, std::int64_t(o_.stats_interval_s * 1000)) : 0;
   last_stats_ms_ = steady_ms();
   progress_ms_ = steady_ms();
   // Asking for the topic first spares the first records the second that
@@ -353,9 +354,8 @@ void Shipper::print_stats(bool now) {
                " lag_s=%s retries=%" PRIu64 " buffer_full_waits=%" PRIu64 " cut=%" PRIu64 " refused=%" PRIu64
                " damaged=%" PRIu64 " peak_rss_mib=%.1f\n",
                ledger_.acked_records(), rate, ledger_.acked_bytes(), ledger_.in_flight(),
-               seconds_text(std::max(0.0, lag_s)).c_str(), state_.broker_retries + state_.transient_errors,
-               full_waits_, cut_records_, ledger_.refused_count(), problems_.problems(),
-               double(peak_rss_kib()) / 1024.0);
+               seconds_text(std::max(0.0, lag_s)).c_str(), state_.broker_retries + state_.transient_errors, full_waits_,
+               cut_records_, ledger_.refused_count(), problems_.problems(), double(peak_rss_kib()) / 1024.0);
 }
 
 // What the cluster says of the topic: not being allowed to write it is for
@@ -425,7 +425,8 @@ int Shipper::finish() {
   }
   if (ledger_.in_flight() > 0) {
     std::fprintf(stderr,
-                 "terse ship: %" PRIu64 " records were not acknowledged %s; they are shipped again at "
+                 "terse ship: %" PRIu64
+                 " records were not acknowledged %s; they are shipped again at "
                  "the next start\n",
                  ledger_.in_flight(),
                  stop_requests.load() > stops_seen_ ? "before a second signal" : "within --drain-timeout");

@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
@@ -128,7 +128,8 @@ void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const de
   std::int64_t minute = r.unix_ns / kMinuteNs - (r.unix_ns % kMinuteNs < 0 ? 1 : 0);
   // Hostile times could make the minute table as large as the file; cap it.
   auto it = t.per_minute.find(minute);
-  if (it == t.per_minute.end() && t.per_minute.size() < (1u << 20)) it = t.per_minute.emplace(minute, std::array<std::uint64_t, kLevels>{}).first;
+  if (it == t.per_minute.end() && t.per_minute.size() < (1u << 20))
+    it = t.per_minute.emplace(minute, std::array<std::uint64_t, kLevels>{}).first;
   if (r.kind == decoder::RecordKind::dropped) {
     ++t.drop_reports;
     t.dropped += r.dropped_count;
@@ -170,20 +171,25 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
   put(out, "files      {} ({} on disk)\n", t.files, bytes_text(t.file_bytes));
   put(out, "frames     {}: {} stored, {} raw", t.frames.frames, bytes_text(t.frames.stored_bytes),
       bytes_text(t.frames.raw_bytes));
-  if (t.frames.stored_bytes) put(out, ", compression {:.1f}x", static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes));
+  if (t.frames.stored_bytes)
+    put(out, ", compression {:.1f}x",
+        static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes));
   put(out, "\n");
   put(out, "records    {}", records);
-  if (records && t.file_bytes) put(out, " ({:.2f} bytes each on disk)", static_cast<double>(t.file_bytes) / static_cast<double>(records));
+  if (records && t.file_bytes)
+    put(out, " ({:.2f} bytes each on disk)", static_cast<double>(t.file_bytes) / static_cast<double>(records));
   put(out, "\n");
   if (t.first_ns <= t.last_ns)
     put(out, "time span  {} … {} ({})\n", time_text(t.first_ns, o.utc), time_text(t.last_ns, o.utc),
         duration_text(t.last_ns - t.first_ns));
   put(out, "dropped    {} records in {} reports\n", t.dropped, t.drop_reports);
   if (!t.private_values.empty()) put(out, "private    values stored as: {}\n", fmt::join(t.private_values, ", "));
-  if (t.frames.damaged || t.torn_tails) put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
+  if (t.frames.damaged || t.torn_tails)
+    put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
   put(out, "\nlevels\n");
   for (int l = kLevels - 1; l >= 0; --l)
-    put(out, "  {:<9}{:>12}\n", schema::level_name(static_cast<std::uint8_t>(l)), t.levels[static_cast<std::size_t>(l)]);
+    put(out, "  {:<9}{:>12}\n", schema::level_name(static_cast<std::uint8_t>(l)),
+        t.levels[static_cast<std::size_t>(l)]);
   Buckets b = bucket(t);
   if (!b.columns.empty()) {
     put(out, "\nrecords per {} (from {}, {} columns)\n",
@@ -198,7 +204,8 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
   }
   std::vector<const SiteCount*> sites;
   for (const auto& s : t.sites) sites.push_back(&s);
-  std::stable_sort(sites.begin(), sites.end(), [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
   std::size_t shown = o.top == 0 ? sites.size() : std::min(o.top, sites.size());
   put(out, "\ncall sites ({} of {}, most records first)\n", shown, sites.size());
   for (std::size_t i = 0; i < shown; ++i) {
@@ -206,7 +213,8 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
     std::string format = s.format.size() > 60 ? s.format.substr(0, 57) + "..." : s.format;
     for (char& c : format)
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    put(out, "  {:>12} {:>6.2f}%  {:<8} {}:{}  {}\n", s.count, records ? 100.0 * static_cast<double>(s.count) / static_cast<double>(records) : 0.0,
+    put(out, "  {:>12} {:>6.2f}%  {:<8} {}:{}  {}\n", s.count,
+        records ? 100.0 * static_cast<double>(s.count) / static_cast<double>(records) : 0.0,
         schema::level_name(s.level), s.file, s.line, format);
   }
 }
@@ -214,9 +222,11 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
 void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
   std::uint64_t records = 0;
   for (auto n : t.levels) records += n;
-  put(out, "{{\"files\":{},\"file_bytes\":{},\"frames\":{},\"stored_bytes\":{},\"raw_bytes\":{},\"compression_ratio\":{}",
+  put(out,
+      "{{\"files\":{},\"file_bytes\":{},\"frames\":{},\"stored_bytes\":{},\"raw_bytes\":{},\"compression_ratio\":{}",
       t.files, t.file_bytes, t.frames.frames, t.frames.stored_bytes, t.frames.raw_bytes,
-      t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes) : 0.0);
+      t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes)
+                            : 0.0);
   put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"damaged\":{},\"torn_tails\":{}", records, t.dropped,
       t.drop_reports, t.frames.damaged, t.torn_tails);
   out += ",\"private_values\":[";
@@ -234,11 +244,13 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
   }
   out += ",\"levels\":{";
   for (int l = 0; l < kLevels; ++l)
-    put(out, "{}\"{}\":{}", l ? "," : "", schema::level_name(static_cast<std::uint8_t>(l)), t.levels[static_cast<std::size_t>(l)]);
+    put(out, "{}\"{}\":{}", l ? "," : "", schema::level_name(static_cast<std::uint8_t>(l)),
+        t.levels[static_cast<std::size_t>(l)]);
   out += "},\"sites\":[";
   std::vector<const SiteCount*> sites;
   for (const auto& s : t.sites) sites.push_back(&s);
-  std::stable_sort(sites.begin(), sites.end(), [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const SiteCount* x, const SiteCount* y) { return x->count > y->count; });
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const SiteCount& s = *sites[i];
     out += i ? ",{\"file\":" : "{\"file\":";
@@ -255,14 +267,14 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
     put(out, ",\"minutes_per_bucket\":{},\"counts\":{{", b.minutes_per_column);
     for (int l = 0; l < kLevels; ++l) {
       put(out, "{}\"{}\":[", l ? "," : "", schema::level_name(static_cast<std::uint8_t>(l)));
-      for (std::size_t c = 0; c < b.columns.size(); ++c) put(out, "{}{}", c ? "," : "", b.columns[c][static_cast<std::size_t>(l)]);
+      for (std::size_t c = 0; c < b.columns.size(); ++c)
+        put(out, "{}{}", c ? "," : "", b.columns[c][static_cast<std::size_t>(l)]);
       out += "]";
     }
     out += "}}";
   }
   out += "}\n";
 }
-
 
 // Adds one file's (or standard input's) records and frames to the totals;
 // false when anything was damaged.

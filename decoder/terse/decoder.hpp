@@ -188,8 +188,8 @@ struct Filter {
 struct Summary {
   std::uint64_t frames = 0;
   std::uint64_t records = 0;
-  std::uint64_t damaged = 0;  // problems reported, a torn tail not counted
-  std::uint64_t skipped = 0;  // records a Filter turned away
+  std::uint64_t damaged = 0;       // problems reported, a torn tail not counted
+  std::uint64_t skipped = 0;       // records a Filter turned away
   std::uint64_t stored_bytes = 0;  // frame payloads as stored (compressed)
   std::uint64_t raw_bytes = 0;     // the same payloads decompressed
   bool torn_tail = false;
@@ -249,7 +249,7 @@ class StreamDecoder {
   // record is reported as a Problem with bad_resume, and the stream ends.
   void resume_after(std::uint64_t frame_offset, std::uint32_t frame_index, std::uint64_t ticks);
 
- struct State;  // the decoding state of one stream, internal to the library
+  struct State;  // the decoding state of one stream, internal to the library
 
  private:
   std::unique_ptr<State> state_;

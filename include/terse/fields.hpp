@@ -19,9 +19,8 @@ namespace terse::detail {
 template <typename... P>
 constexpr auto member_list(P... pointers) {
   auto all = std::make_tuple(pointers...);
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::make_tuple(std::get<I>(all)...);
-  }(std::make_index_sequence<sizeof...(P) - 1>{});
+  return [&]<std::size_t... I>(std::index_sequence<I...>) { return std::make_tuple(std::get<I>(all)...); }
+  (std::make_index_sequence<sizeof...(P) - 1>{});
 }
 
 template <typename Class, std::size_t... I>
@@ -68,11 +67,10 @@ struct Encoding<T, kind::field_list> : Unsized {
 #define TERSE_DETAIL_FIELD_NAME(type, member) std::string_view(#member),
 #define TERSE_DETAIL_FIELD_POINTER(type, member) &type::member,
 
-#define TERSE_FIELDS(type, ...)                                                                                   \
-  template <>                                                                                                   \
-  struct terse::fields<type> {                                                                                  \
-    static constexpr std::string_view names[] = {                                                               \
-        TERSE_DETAIL_FOR_EACH(TERSE_DETAIL_FIELD_NAME, type, __VA_ARGS__)};                                     \
-    static constexpr auto members =                                                                             \
-        ::terse::detail::member_list(TERSE_DETAIL_FOR_EACH(TERSE_DETAIL_FIELD_POINTER, type, __VA_ARGS__) nullptr); \
+#define TERSE_FIELDS(type, ...)                                                                                      \
+  template <>                                                                                                        \
+  struct terse::fields<type> {                                                                                       \
+    static constexpr std::string_view names[] = {TERSE_DETAIL_FOR_EACH(TERSE_DETAIL_FIELD_NAME, type, __VA_ARGS__)}; \
+    static constexpr auto members =                                                                                  \
+        ::terse::detail::member_list(TERSE_DETAIL_FOR_EACH(TERSE_DETAIL_FIELD_POINTER, type, __VA_ARGS__) nullptr);  \
   }

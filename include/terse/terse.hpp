@@ -63,8 +63,8 @@ struct Config {
   // Per logging thread, a power of two. A thread keeps its buffer for life,
   // so this applies to threads that log for the first time after start().
   std::size_t thread_buffer_bytes = std::size_t{1} << 20;
-  std::uint64_t roll_bytes = std::uint64_t{256} << 20;     // start a new file past this size
-  bool roll_daily = true;                                  // and at local midnight
+  std::uint64_t roll_bytes = std::uint64_t{256} << 20;  // start a new file past this size
+  bool roll_daily = true;                               // and at local midnight
   // Retention, checked at start and at every roll over all of this name's
   // files in the directory (earlier runs' too), oldest first, never the
   // file being written; 0 means no limit.
@@ -134,9 +134,9 @@ struct Stats {
   std::uint64_t files_opened = 0;
   std::uint64_t files_removed = 0;  // by retention
   std::uint64_t write_errors = 0;
-  std::uint64_t syncs = 0;                // fdatasync calls
-  std::chrono::nanoseconds io_busy{0};    // CPU time of the IO threads
-  std::vector<ThreadStats> threads;       // threads with a buffer, live or not yet drained
+  std::uint64_t syncs = 0;              // fdatasync calls
+  std::chrono::nanoseconds io_busy{0};  // CPU time of the IO threads
+  std::vector<ThreadStats> threads;     // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
 Stats stats();
@@ -284,8 +284,8 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   if constexpr (has_structured) eager->read = eager_base;
-  ((cursor = write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I],
-                                     limits)),
+  ((cursor =
+        write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
    ...);
   buffer->commit(header.ticks);
   if constexpr (has_structured) eager->text.resize(eager_base);
@@ -325,41 +325,41 @@ inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Arg
 #endif
 
 // What fmt's own compile-time check does not cover.
-#define TERSE_DETAIL_CHECK_SIGNATURE(signature, format_literal)                                      \
-  static_assert(signature::uses_every_argument(format_literal),                                    \
-                "terse: the format string does not use every argument (too many arguments?)");     \
-  static_assert(signature::strings_presented_one_way(format_literal),                              \
+#define TERSE_DETAIL_CHECK_SIGNATURE(signature, format_literal)                                \
+  static_assert(signature::uses_every_argument(format_literal),                                \
+                "terse: the format string does not use every argument (too many arguments?)"); \
+  static_assert(signature::strings_presented_one_way(format_literal),                          \
                 "terse: a string argument is printed both as text and with {:p}; pass it twice")
 
 // The level check comes first, so a disabled call evaluates no argument.
-#define TERSE_LOG(level_value, format_literal, ...)                                                                \
-  do {                                                                                                           \
-    if (::terse::detail::level_enabled(level_value)) {                                                           \
-      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                             \
-      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                            \
-      static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                               \
-      static constinit ::terse::detail::Site terse_site_{format_literal,                                         \
-                                                         __FILE__,                                               \
-                                                         __LINE__,                                               \
-                                                         static_cast<std::uint8_t>(level_value),                 \
-                                                         static_cast<std::uint8_t>(terse_signature_::size),      \
-                                                         terse_tags_.data(),                                     \
-                                                         terse_signature_::describer()};                         \
-      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);                 \
-    }                                                                                                            \
+#define TERSE_LOG(level_value, format_literal, ...)                                                         \
+  do {                                                                                                      \
+    if (::terse::detail::level_enabled(level_value)) {                                                      \
+      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
+      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
+      static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
+      static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
+                                                         __FILE__,                                          \
+                                                         __LINE__,                                          \
+                                                         static_cast<std::uint8_t>(level_value),            \
+                                                         static_cast<std::uint8_t>(terse_signature_::size), \
+                                                         terse_tags_.data(),                                \
+                                                         terse_signature_::describer()};                    \
+      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);            \
+    }                                                                                                       \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering
 // the floor later never reveals a broken call; a discarded statement emits
 // no code and no string.
 #define TERSE_DETAIL_STRIPPED(format_literal, ...)                                          \
-  do {                                                                                    \
-    if constexpr (false) {                                                                \
-      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));      \
-      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                     \
+  do {                                                                                      \
+    if constexpr (false) {                                                                  \
+      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));        \
+      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                       \
       [[maybe_unused]] constexpr auto terse_tags_ = terse_signature_::tags(format_literal); \
-      ::terse::detail::check_only(format_literal __VA_OPT__(, ) __VA_ARGS__);              \
-    }                                                                                     \
+      ::terse::detail::check_only(format_literal __VA_OPT__(, ) __VA_ARGS__);               \
+    }                                                                                       \
   } while (false)
 
 #if TERSE_MIN_LEVEL <= 0

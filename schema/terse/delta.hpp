@@ -79,13 +79,26 @@ class DeltaPlan {
           at += 4 + std::size_t{length};
           continue;
         }
-        case Op::skip: break;
-        case Op::sub1: field_delta<direction, std::uint8_t, false>(field, previous[i]); break;
-        case Op::sub2: field_delta<direction, std::uint16_t, false>(field, previous[i]); break;
-        case Op::sub4: field_delta<direction, std::uint32_t, false>(field, previous[i]); break;
-        case Op::sub8: field_delta<direction, std::uint64_t, false>(field, previous[i]); break;
-        case Op::xor4: field_delta<direction, std::uint32_t, true>(field, previous[i]); break;
-        case Op::xor8: field_delta<direction, std::uint64_t, true>(field, previous[i]); break;
+        case Op::skip:
+          break;
+        case Op::sub1:
+          field_delta<direction, std::uint8_t, false>(field, previous[i]);
+          break;
+        case Op::sub2:
+          field_delta<direction, std::uint16_t, false>(field, previous[i]);
+          break;
+        case Op::sub4:
+          field_delta<direction, std::uint32_t, false>(field, previous[i]);
+          break;
+        case Op::sub8:
+          field_delta<direction, std::uint64_t, false>(field, previous[i]);
+          break;
+        case Op::xor4:
+          field_delta<direction, std::uint32_t, true>(field, previous[i]);
+          break;
+        case Op::xor8:
+          field_delta<direction, std::uint64_t, true>(field, previous[i]);
+          break;
       }
       at += step.width;
     }

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include <terse/schema.hpp>
 #include <terse/crc.hpp>
+#include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
 namespace terse::schema {

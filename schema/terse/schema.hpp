@@ -88,7 +88,7 @@ constexpr std::size_t string_bytes_after(std::uint32_t header) {
   X(f80, 0x0D, 10)                \
   X(f128, 0x0E, 16)               \
   X(string, 0x0F, 0)              \
-  X(pointer, 0x10, 8)              \
+  X(pointer, 0x10, 8)             \
   X(structured, 0x11, 0)
 
 enum class TypeTag : std::uint8_t {
@@ -114,23 +114,23 @@ constexpr int type_tag_size(std::uint8_t tag) {
 // FORMAT.md §8.1: the node kinds of a structured argument's type expression
 // (a scalar node is one of the tags above).
 #define TERSE_SCHEMA_TYPE_NODES(X) \
-  X(sequence, 0x40)               \
-  X(set, 0x41)                    \
-  X(map, 0x42)                    \
-  X(tuple, 0x43)                  \
-  X(aggregate, 0x44)              \
-  X(optional, 0x45)               \
-  X(variant, 0x46)                \
-  X(enumeration, 0x47)            \
-  X(duration, 0x48)               \
-  X(time_point, 0x49)             \
-  X(error_code, 0x4A)             \
-  X(path, 0x4B)                   \
-  X(thread_id, 0x4C)              \
-  X(monostate, 0x4D)              \
-  X(user, 0x4E)                   \
-  X(secret, 0x4F)                 \
-  X(preformatted, 0x50)           \
+  X(sequence, 0x40)                \
+  X(set, 0x41)                     \
+  X(map, 0x42)                     \
+  X(tuple, 0x43)                   \
+  X(aggregate, 0x44)               \
+  X(optional, 0x45)                \
+  X(variant, 0x46)                 \
+  X(enumeration, 0x47)             \
+  X(duration, 0x48)                \
+  X(time_point, 0x49)              \
+  X(error_code, 0x4A)              \
+  X(path, 0x4B)                    \
+  X(thread_id, 0x4C)               \
+  X(monostate, 0x4D)               \
+  X(user, 0x4E)                    \
+  X(secret, 0x4F)                  \
+  X(preformatted, 0x50)            \
   X(bitset, 0x51)
 
 enum class TypeNode : std::uint8_t {

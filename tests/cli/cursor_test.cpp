@@ -9,8 +9,8 @@
 #include <set>
 #include <thread>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cli_helpers.hpp"
 #include "cursor.hpp"
@@ -91,7 +91,8 @@ TEST_CASE("--after-cursor continues right after any record, and after the last o
     INFO("after record " << k);
     auto rest = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor", cursor, dir.path()});
     REQUIRE(rest.exit_code == 0);
-    CHECK(split_lines(rest.out) == std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
+    CHECK(split_lines(rest.out) ==
+          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
   }
 }
 
@@ -161,11 +162,11 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
     std::string cursor;
     const char* why;
   };
-  for (const Bad& bad : {Bad{"garbage", "does not start with a cursor version"}, Bad{"", "empty"},
-                         Bad{"3" + good.substr(1), "does not start with a cursor version"},
-                         Bad{changed, "checksum does not match"}, Bad{good.substr(0, good.size() - 4), "cut short"},
-                         Bad{good + "AAAA", "checksum does not match"}, Bad{good.substr(0, 5) + "!" + good.substr(6), "'!'"},
-                         Bad{"2.", "too short"}, Bad{"1-zz-1-1-1", "version 1"}}) {
+  for (const Bad& bad :
+       {Bad{"garbage", "does not start with a cursor version"}, Bad{"", "empty"},
+        Bad{"3" + good.substr(1), "does not start with a cursor version"}, Bad{changed, "checksum does not match"},
+        Bad{good.substr(0, good.size() - 4), "cut short"}, Bad{good + "AAAA", "checksum does not match"},
+        Bad{good.substr(0, 5) + "!" + good.substr(6), "'!'"}, Bad{"2.", "too short"}, Bad{"1-zz-1-1-1", "version 1"}}) {
     INFO(bad.cursor);
     auto run = run_terse({"cat", "--after-cursor", bad.cursor, dir.path()});
     CHECK(run.exit_code == 2);
@@ -210,18 +211,21 @@ TEST_CASE("a cursor of version 1, as terse printed for one log before merged cur
                           terse::cli::encode_cursor_v1(parsed.inputs[0].at), dir.path()});
     INFO(old.err);
     CHECK(old.exit_code == 0);
-    CHECK(split_lines(old.out) == std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
+    CHECK(split_lines(old.out) ==
+          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
   }
 }
 
 TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as one") {
   using terse::cli::Cursor;
   using terse::cli::InputPosition;
-  std::vector<InputPosition> inputs{{0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}},
-                                    {7u, {"copied by hand.tlog", 0, 0, 0}}};
+  std::vector<InputPosition> inputs{
+      {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}},
+      {7u, {"copied by hand.tlog", 0, 0, 0}}};
   auto text = terse::cli::encode_cursor(inputs);
   CHECK(text.rfind("2.", 0) == 0);
-  CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) == std::string::npos);
+  CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) ==
+        std::string::npos);
   auto back = terse::cli::parse_cursor(text);
   REQUIRE(back.error.empty());
   REQUIRE(back.inputs.size() == 2);
@@ -240,7 +244,8 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
     CHECK(!terse::cli::parse_cursor(changed).error.empty());
   }
   // A path in place of a file name, and no input at all.
-  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}}})).error.find("path") != std::string::npos);
+  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}}}))
+            .error.find("path") != std::string::npos);
   CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({})).error.find("count") != std::string::npos);
 
   // Version 1.
@@ -318,11 +323,13 @@ TEST_CASE("a merged run resumed from any of its cursors prints exactly the rest:
   REQUIRE(cut_after.size() > 10);
   for (std::size_t k : cut_after) {
     INFO("after line " << k);
-    auto rest = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor", field(lines[k], "cursor"), a.path(), b.path()});
+    auto rest = run_terse(
+        {"cat", "-o", "json", "--show-cursor", "--after-cursor", field(lines[k], "cursor"), a.path(), b.path()});
     INFO(rest.err);
     REQUIRE(rest.exit_code == 0);
     CHECK(rest.err.empty());
-    CHECK(split_lines(rest.out) == std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
+    CHECK(split_lines(rest.out) ==
+          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(k) + 1, lines.end()));
   }
 
   // Each place goes back to its own directory however the inputs are
@@ -356,14 +363,17 @@ TEST_CASE("a merged run resumed from any of its cursors prints exactly the rest:
   CHECK(both_moved.err.find("fits 2 inputs of the log 'app'") != std::string::npos);
 }
 
-TEST_CASE("a merged cursor keeps the place of an input that printed nothing since, and starts a new input from its beginning") {
+TEST_CASE(
+    "a merged cursor keeps the place of an input that printed nothing since, and starts a new input from its "
+    "beginning") {
   TempDir a, b;
   REQUIRE(run_writer({a.path(), "app", "bursts", "3", "20", "0", "A"}) == 0);
   auto only_a = split_lines(run_terse({"cat", "-o", "json", "--show-cursor", a.path()}).out);
   REQUIRE(only_a.size() == 60);
   // A cursor taken on A alone, then B appears: B is read from its start.
   REQUIRE(run_writer({b.path(), "db", "bursts", "2", "20", "0", "B"}) == 0);
-  auto with_b = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor", field(only_a[29], "cursor"), a.path(), b.path()});
+  auto with_b = run_terse(
+      {"cat", "-o", "json", "--show-cursor", "--after-cursor", field(only_a[29], "cursor"), a.path(), b.path()});
   CHECK(with_b.exit_code == 0);
   auto lines = split_lines(with_b.out);
   REQUIRE(lines.size() == 30 + 40);
@@ -381,14 +391,17 @@ TEST_CASE("a merged cursor keeps the place of an input that printed nothing sinc
   for (std::size_t k = 0; k < lines.size(); ++k)
     if (field(lines[k], "message")[0] == 'A') last_a = k;
   std::size_t after_a = last_a + 1 < lines.size() ? last_a + 1 : last_a;
-  auto rest = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor", field(lines[after_a], "cursor"), a.path(), b.path()});
-  CHECK(split_lines(rest.out) == std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(after_a) + 1, lines.end()));
+  auto rest = run_terse(
+      {"cat", "-o", "json", "--show-cursor", "--after-cursor", field(lines[after_a], "cursor"), a.path(), b.path()});
+  CHECK(split_lines(rest.out) ==
+        std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(after_a) + 1, lines.end()));
   auto end = run_terse({"cat", "-o", "json", "--after-cursor", field(lines.back(), "cursor"), a.path(), b.path()});
   CHECK(end.exit_code == 0);
   CHECK(end.out.empty());
 }
 
-TEST_CASE("a shipper following two live directories that stops and resumes with --after-cursor gets every record once") {
+TEST_CASE(
+    "a shipper following two live directories that stops and resumes with --after-cursor gets every record once") {
   TempDir a, b;
   int rc_a = -1, rc_b = -1;
   std::thread writer_a([&] { rc_a = run_writer({a.path(), "app", "bursts", "20", "40", "30", "A"}); });

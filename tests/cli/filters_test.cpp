@@ -96,7 +96,8 @@ TEST_CASE("--since and --until take absolute times: RFC 3339, local 'YYYY-MM-DD 
   REQUIRE(json.exit_code == 0);
   std::string rfc3339 = json.out.substr(json.out.find("\"time\":\"") + 8, 30);
   REQUIRE(rfc3339.back() == 'Z');
-  auto local = split_lines(run_terse({"cat", "-o", "precise", "--format", "{time}", "-g", "group 1 trace", fx.path}).out);
+  auto local =
+      split_lines(run_terse({"cat", "-o", "precise", "--format", "{time}", "-g", "group 1 trace", fx.path}).out);
   REQUIRE(local.size() == 1);
 
   for (const std::string& since : {rfc3339, local[0]}) {

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <thread>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cli_helpers.hpp"
 

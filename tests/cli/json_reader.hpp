@@ -116,8 +116,10 @@ inline std::optional<Json> parse_json(std::string_view text) {
           out.members.emplace(std::move(key), std::move(member));
           space();
           if (at >= in.size()) return false;
-          if (in[at] == '}') ok = true;
-          else if (in[at] != ',') return false;
+          if (in[at] == '}')
+            ok = true;
+          else if (in[at] != ',')
+            return false;
           ++at;
         }
       } else if (c == '[') {
@@ -134,8 +136,10 @@ inline std::optional<Json> parse_json(std::string_view text) {
           out.items.push_back(std::move(item));
           space();
           if (at >= in.size()) return false;
-          if (in[at] == ']') ok = true;
-          else if (in[at] != ',') return false;
+          if (in[at] == ']')
+            ok = true;
+          else if (in[at] != ',')
+            return false;
           ++at;
         }
       } else if (c == '"') {

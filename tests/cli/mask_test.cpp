@@ -5,8 +5,8 @@
 #include <fstream>
 #include <regex>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cli_helpers.hpp"
 
@@ -97,8 +97,8 @@ TEST_CASE("cat -f re-reads changed rules between records: every line once, maske
   write_rules(rules, "(1[3-9]\\d)\\d{4}(\\d{4}) => $1****$2\n");
   REQUIRE(run_writer({dir.path(), "app", "bursts", "3", "20", "0", "13812345678"}) == 0);
   Process cat(cli({"cat", "-f", "-o", "cat", "--mask", rules, dir.path()}), Process::Output::pipe);
-  REQUIRE(cat.read_until([](const std::string& out) { return out.find("burst 2 record 19\n") != std::string::npos; },
-                         20s));
+  REQUIRE(
+      cat.read_until([](const std::string& out) { return out.find("burst 2 record 19\n") != std::string::npos; }, 20s));
 
   write_rules(rules, "1[3-9]\\d{9} => <phone>\n");
   // The writer goes on until a line shows the new rules; cat picks them up
@@ -107,8 +107,11 @@ TEST_CASE("cat -f re-reads changed rules between records: every line once, maske
   while (cat.out.find("<phone>") == std::string::npos && batches < 50) {
     std::string tag = fmt::format("13812345678 batch {}", batches);
     REQUIRE(run_writer({dir.path(), "app", "bursts", "1", "5", "0", tag}) == 0);
-    REQUIRE(cat.read_until([&](const std::string& out) { return out.find(" batch " + std::to_string(batches) + " burst 0 record 4\n") != std::string::npos; },
-                           20s));
+    REQUIRE(cat.read_until(
+        [&](const std::string& out) {
+          return out.find(" batch " + std::to_string(batches) + " burst 0 record 4\n") != std::string::npos;
+        },
+        20s));
     ++batches;
   }
   cat.stop();

@@ -6,8 +6,8 @@
 #include <map>
 #include <thread>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cli_helpers.hpp"
 
@@ -84,7 +84,8 @@ TEST_CASE("files of one sequence read in sequence-number order, not name order")
   auto run = run_terse({"cat", "-o", "cat", dir.path()});
   auto lines = split_lines(run.out);
   REQUIRE(lines.size() == 1000);
-  for (int i = 0; i < 1000; ++i) CHECK(lines[static_cast<std::size_t>(i)] == fmt::format("A burst {} record {}", i / 50, i % 50));
+  for (int i = 0; i < 1000; ++i)
+    CHECK(lines[static_cast<std::size_t>(i)] == fmt::format("A burst {} record {}", i / 50, i % 50));
 }
 
 TEST_CASE("cat -f of two directories written live prints one stream in time order with every record once") {

@@ -34,8 +34,10 @@ struct Fixture {
 
 TEST_CASE("the default and -o precise print nanoseconds, -o short microseconds, -o cat the message only") {
   Fixture fx;
-  static const std::regex short_line(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
-  static const std::regex precise_line(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{9} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
+  static const std::regex short_line(
+      R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
+  static const std::regex precise_line(
+      R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{9} debug \[\d+\] \S+output_test\.cpp:\d+ debug 1)");
   auto plain = split_lines(run_terse({"cat", fx.path}).out);
   auto short_mode = split_lines(run_terse({"cat", "-o", "short", fx.path}).out);
   auto precise = split_lines(run_terse({"cat", "--output", "precise", fx.path}).out);
@@ -117,7 +119,8 @@ TEST_CASE("--schema-header: the first JSON line describes every key the records 
   follow.stop();
   auto lines = split_lines(follow.out);
   CHECK(lines[0].find("\"schema\":\"terse.record/1\"") != std::string::npos);
-  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("\"schema\"") != std::string::npos; }) == 1);
+  CHECK(std::count_if(lines.begin(), lines.end(),
+                      [](const std::string& l) { return l.find("\"schema\"") != std::string::npos; }) == 1);
 
   auto text = run_terse({"cat", "--schema-header", fx.path});
   CHECK(text.exit_code == 2);

@@ -24,11 +24,11 @@
 #include <variant>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fmt/std.h>
+#include <catch2/catch.hpp>
 #include <terse/aggregate.hpp>
 #include <terse/std.hpp>
 
@@ -61,8 +61,8 @@ struct Price {
 struct Fill {
   long order;
   Side side;
-  Price price;               // named: a nested object
-  Tick tick;                 // unnamed: a nested array
+  Price price;  // named: a nested object
+  Tick tick;    // unnamed: a nested array
   std::vector<int> venues;
   std::optional<std::string> note;
 };
@@ -239,16 +239,16 @@ std::optional<Instant> parse_rfc3339_utc(const std::string& text) {
 }  // namespace
 
 // Logs one call; its message must be what fmt::format makes of the same call.
-#define LOG_FMT(s, ...)                                 \
-  do {                                                  \
-    TERSE_INFO(__VA_ARGS__);                            \
+#define LOG_FMT(s, ...)                                  \
+  do {                                                   \
+    TERSE_INFO(__VA_ARGS__);                             \
     (s).expected.emplace_back(fmt::format(__VA_ARGS__)); \
   } while (false)
 // Logs one call that fmt 9 cannot format; its message must be `text`.
-#define LOG_TEXT(s, text, ...)        \
-  do {                                \
-    TERSE_INFO(__VA_ARGS__);          \
-    (s).expected.emplace_back(text);  \
+#define LOG_TEXT(s, text, ...)       \
+  do {                               \
+    TERSE_INFO(__VA_ARGS__);         \
+    (s).expected.emplace_back(text); \
   } while (false)
 
 TEST_CASE("sequences are arrays of typed elements, strings round-tripping exactly") {
@@ -282,7 +282,7 @@ TEST_CASE("sequences are arrays of typed elements, strings round-tripping exactl
   REQUIRE(all_of_kind(w, Kind::string));
   REQUIRE(w.items.size() == words.size());
   for (std::size_t k = 0; k + 2 < words.size(); ++k) CHECK(w.items[k].text == words[k]);
-  CHECK(w.items[5].text == "\\u0001");  // json_reader keeps \u escapes as written
+  CHECK(w.items[5].text == "\\u0001");      // json_reader keeps \u escapes as written
   CHECK(w.items[6].text == "caf\xC3\xA9");  // valid UTF-8 passes through
   // On the wire: the quote and the backslash escaped, the newline as \n.
   CHECK(s.lines[1].find(R"(["a","b\n","quote\"d","back\\slash","tab\t","\u0001","café"])") != std::string::npos);
@@ -369,9 +369,10 @@ TEST_CASE("aggregates are arrays, or objects with TERSE_FIELDS; enums are names;
   market::Tick tick{7, 2.5, "AB\"C", market::Side::sell};
   market::Fill fill{42, market::Side::buy, {995, 1}, {8, 0.5, "X", market::Side::buy}, {3, 7}, std::nullopt};
   LOG_TEXT(s, R"({7, 2.5, "AB\"C", sell})", "{}", tick);
-  LOG_TEXT(s,
-           R"({order: 42, side: buy, price: {units: 995, scale: 1}, tick: {8, 0.5, "X", buy}, venues: [3, 7], note: none})",
-           "{}", fill);
+  LOG_TEXT(
+      s,
+      R"({order: 42, side: buy, price: {units: 995, scale: 1}, tick: {8, 0.5, "X", buy}, venues: [3, 7], note: none})",
+      "{}", fill);
   fill.note = "gift\n";
   LOG_TEXT(s,
            "{order: 42, side: buy, price: {units: 995, scale: 1}, tick: {8, 0.5, \"X\", buy}, venues: [3, 7], "
@@ -411,8 +412,10 @@ TEST_CASE("aggregates are arrays, or objects with TERSE_FIELDS; enums are names;
   CHECK(dump(at(f, "venues")) == "[3,7]");
   CHECK(at(f, "note").kind == Kind::null);
   // The members come in declaration order on the wire.
-  CHECK(s.lines[1].find(R"("args":[{"order":42,"side":"buy","price":{"units":995,"scale":1},"tick":[8,0.5,"X","buy"],"venues":[3,7],"note":null}])") !=
-        std::string::npos);
+  CHECK(
+      s.lines[1].find(
+          R"("args":[{"order":42,"side":"buy","price":{"units":995,"scale":1},"tick":[8,0.5,"X","buy"],"venues":[3,7],"note":null}])") !=
+      std::string::npos);
 
   const Json& g = only(args[2]);
   CHECK(at(g, "note").kind == Kind::string);
@@ -567,7 +570,8 @@ TEST_CASE("private values: null by default, a keyed hash or the value when asked
     REQUIRE(args.size() == 3);
     static const std::regex hashed("<private:[0-9a-f]{6}>");
     REQUIRE(args[0].items.size() == 2);
-    for (const Json* v : std::vector<const Json*>{&args[0].items[0], &args[0].items[1], &only(args[1]), &only(args[2])}) {
+    for (const Json* v :
+         std::vector<const Json*>{&args[0].items[0], &args[0].items[1], &only(args[1]), &only(args[2])}) {
       REQUIRE(v->kind == Kind::string);
       CHECK(std::regex_match(v->text, hashed));
     }
@@ -622,7 +626,8 @@ TEST_CASE("a container over max_container_elements keeps its first elements, the
   CHECK(dump(object) == R"({"...":"5 total","a":1,"b":2,"c":3})");
   CHECK(dump(args[3].items[1]) == R"([[1,2,3,"... 5 total"]])");
   CHECK(dump(args[3].items[2]) == "[\"a\n\",\"b\",\"c\",\"... 4 total\"]");
-  CHECK(s.messages[3] == R"({"a": 1, "b": 2, "c": 3, ... 5 total} [[1, 2, 3, ... 5 total]] ["a\n", "b", "c", ... 4 total])");
+  CHECK(s.messages[3] ==
+        R"({"a": 1, "b": 2, "c": 3, ... 5 total} [[1, 2, 3, ... 5 total]] ["a\n", "b", "c", ... 4 total])");
 }
 
 TEST_CASE("named arguments make \"args\" an object keyed by the names") {
@@ -631,8 +636,9 @@ TEST_CASE("named arguments make \"args\" an object keyed by the names") {
   LOG_FMT(s, "login {user} from {ip}", fmt::arg("user", "bob"), fmt::arg("ip", ip));
   LOG_FMT(s, "{n} items: {list}", fmt::arg("n", 2), fmt::arg("list", std::vector<std::string>{"a", "b"}));
   LOG_FMT(s, "{} and {n}", 5, fmt::arg("n", std::map<std::string, int>{{"k", 1}}));
-  LOG_TEXT(s, "fill {order: 1, side: sell, price: {units: 2, scale: 0}, tick: {3, 4, \"\", buy}, venues: [], note: none}",
-           "fill {f}", fmt::arg("f", market::Fill{1, market::Side::sell, {2, 0}, {3, 4, "", market::Side::buy}, {}, {}}));
+  LOG_TEXT(
+      s, "fill {order: 1, side: sell, price: {units: 2, scale: 0}, tick: {3, 4, \"\", buy}, venues: [], note: none}",
+      "fill {f}", fmt::arg("f", market::Fill{1, market::Side::sell, {2, 0}, {3, 4, "", market::Side::buy}, {}, {}}));
   auto args = s.args();
   REQUIRE(args.size() == 4);
 
@@ -669,8 +675,7 @@ TEST_CASE("to_line: a named site's json_args hold each argument's JSON, an unnam
   Decoded decoded = decode_dir(dir.path());
   REQUIRE(decoded.lines.size() == 6);
   CHECK(decoded.lines[0].json_args == std::vector<std::string>{R"("bob")", R"("10.0.0.1")"});
-  CHECK(decoded.lines[1].json_args ==
-        std::vector<std::string>{R"(["x,\"}","]"])", "2.5", R"({"a\\":1,"b":2})"});
+  CHECK(decoded.lines[1].json_args == std::vector<std::string>{R"(["x,\"}","]"])", "2.5", R"({"a\\":1,"b":2})"});
   CHECK(decoded.lines[2].json_args == std::vector<std::string>{"1,[2,3]"});  // unchanged for arrays
   CHECK(decoded.lines[3].json_args == std::vector<std::string>{""});
   CHECK(decoded.lines[4].json_args == std::vector<std::string>{"true"});

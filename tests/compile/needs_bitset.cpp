@@ -7,8 +7,10 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  std::bitset<4> b(5); TERSE_INFO("{}", b);
+  std::bitset<4> b(5);
+  TERSE_INFO("{}", b);
 #else
-  std::bitset<4> b(5); TERSE_INFO("{}", b.to_ulong());
+  std::bitset<4> b(5);
+  TERSE_INFO("{}", b.to_ulong());
 #endif
 }

@@ -7,8 +7,10 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  std::vector<int> v{1, 2}; TERSE_INFO("{}", v);
+  std::vector<int> v{1, 2};
+  TERSE_INFO("{}", v);
 #else
-  int v = 1; TERSE_INFO("{}", v);
+  int v = 1;
+  TERSE_INFO("{}", v);
 #endif
 }

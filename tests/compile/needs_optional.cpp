@@ -7,8 +7,10 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  std::optional<int> o(1); TERSE_INFO("{}", o);
+  std::optional<int> o(1);
+  TERSE_INFO("{}", o);
 #else
-  std::optional<int> o(1); TERSE_INFO("{}", *o);
+  std::optional<int> o(1);
+  TERSE_INFO("{}", *o);
 #endif
 }

@@ -7,8 +7,10 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  std::error_code e; TERSE_INFO("{}", e);
+  std::error_code e;
+  TERSE_INFO("{}", e);
 #else
-  std::error_code e; TERSE_INFO("{}", e.value());
+  std::error_code e;
+  TERSE_INFO("{}", e.value());
 #endif
 }

@@ -7,8 +7,10 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  std::variant<int, double> v(1); TERSE_INFO("{}", v);
+  std::variant<int, double> v(1);
+  TERSE_INFO("{}", v);
 #else
-  std::variant<int, double> v(1); TERSE_INFO("{}", v.index());
+  std::variant<int, double> v(1);
+  TERSE_INFO("{}", v.index());
 #endif
 }

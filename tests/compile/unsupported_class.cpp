@@ -14,8 +14,10 @@ class Opaque {
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  Opaque o(1); TERSE_INFO("{}", o);
+  Opaque o(1);
+  TERSE_INFO("{}", o);
 #else
-  int o = 1; TERSE_INFO("{}", o);
+  int o = 1;
+  TERSE_INFO("{}", o);
 #endif
 }

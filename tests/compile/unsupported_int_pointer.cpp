@@ -5,8 +5,12 @@
 
 void snippet() {
 #ifdef TERSE_COMPILE_BAD
-  int x = 0; int* p = &x; TERSE_INFO("{}", p);
+  int x = 0;
+  int* p = &x;
+  TERSE_INFO("{}", p);
 #else
-  int x = 0; void* p = &x; TERSE_INFO("{}", p);
+  int x = 0;
+  void* p = &x;
+  TERSE_INFO("{}", p);
 #endif
 }

@@ -41,9 +41,9 @@ struct Tally {
   std::uint64_t records = 0;
   std::uint64_t dropped = 0;
   std::uint64_t drop_records = 0;
-  std::uint64_t gaps = 0;  // sequence numbers skipped (allowed only when dropping)
+  std::uint64_t gaps = 0;          // sequence numbers skipped (allowed only when dropping)
   std::uint64_t out_of_order = 0;  // a sequence number at or below one already seen
-  std::uint64_t bad_records = 0;  // unexpected site or argument shape
+  std::uint64_t bad_records = 0;   // unexpected site or argument shape
   std::uint64_t tid_mismatches = 0;
   std::uint64_t time_reversals = 0;  // across the merged stream
   std::uint64_t last_ticks = 0;
@@ -143,8 +143,7 @@ void require_everything_once_in_order(const Tally& tally, std::size_t threads, s
 
 }  // namespace
 
-TEST_CASE("threads logging at once through small blocking buffers lose nothing and stay in order",
-          "[concurrency]") {
+TEST_CASE("threads logging at once through small blocking buffers lose nothing and stay in order", "[concurrency]") {
   constexpr std::size_t kThreads = 6;
   const std::uint64_t per_thread = scaled(200'000);
   TempDir dir;
@@ -278,8 +277,7 @@ void check_drop_accounting(bool log_after_flood) {
 
 }  // namespace
 
-TEST_CASE("under the drop policy every attempt is written or counted, once the thread logs again",
-          "[concurrency]") {
+TEST_CASE("under the drop policy every attempt is written or counted, once the thread logs again", "[concurrency]") {
   check_drop_accounting(true);
 }
 

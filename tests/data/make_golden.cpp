@@ -30,9 +30,9 @@
 namespace {
 
 // Logs through terse and prints what fmt::format says the message must be.
-#define GOLDEN(LEVEL, ...)                                \
-  do {                                                    \
-    TERSE_##LEVEL(__VA_ARGS__);                           \
+#define GOLDEN(LEVEL, ...)                                 \
+  do {                                                     \
+    TERSE_##LEVEL(__VA_ARGS__);                            \
     std::printf("%s\n", fmt::format(__VA_ARGS__).c_str()); \
   } while (false)
 

@@ -68,8 +68,8 @@ TEST_CASE("malformed fields and unknown type tags are refused") {
 TEST_CASE("{name} fields refer to the site's argument names, and only to them") {
   auto t = tags({TypeTag::string, TypeTag::i32, TypeTag::i32});
   std::vector<std::string> names{"user", "", "width"};
-  for (const char* format : {"{user}", "login {user} from {1}", "{user:>{width}}", "{} {user} {}", "{user} {0} {2}",
-                             "{width:#x}", "{_x}"}) {
+  for (const char* format :
+       {"{user}", "login {user} from {1}", "{user:>{width}}", "{} {user} {}", "{user} {0} {2}", "{width:#x}", "{_x}"}) {
     INFO(format);
     std::vector<std::string> with_underscore = names;
     with_underscore[1] = "_x";
@@ -87,16 +87,16 @@ TEST_CASE("{name} fields refer to the site's argument names, and only to them") 
 
 TEST_CASE("structured arguments take their formatters' specs, with bounded numbers") {
   auto t = tags({TypeTag::structured, TypeTag::i32});
-  for (const char* format : {"{} {}", "{::x} {}", "{:n} {}", "{:n:} {}", "{:%H:%M:%S} {}", "{::>10} {}",
-                             "{:::>5} {}", "{0::{1}}", "{:{}}", "{::%Y-%m-%d}{}"}) {
+  for (const char* format : {"{} {}", "{::x} {}", "{:n} {}", "{:n:} {}", "{:%H:%M:%S} {}", "{::>10} {}", "{:::>5} {}",
+                             "{0::{1}}", "{:{}}", "{::%Y-%m-%d}{}"}) {
     INFO(format);
     CHECK(check_format(format, t).ok);
   }
   auto dynamic = check_format("{::*^{}.{}f}", tags({TypeTag::structured, TypeTag::i32, TypeTag::i32}));
   REQUIRE(dynamic.ok);
   CHECK(dynamic.dynamic_args == std::vector<std::uint16_t>{1, 2});
-  for (const char* format : {"{::>65537} {}", "{:.99999999999} {}", "{::{x}} {}", "{0::{}} {1}", "{::{}} {} {}",
-                             "{::", "{::{}"}) {
+  for (const char* format :
+       {"{::>65537} {}", "{:.99999999999} {}", "{::{x}} {}", "{0::{}} {1}", "{::{}} {} {}", "{::", "{::{}"}) {
     INFO(format);
     CHECK_FALSE(check_format(format, t).ok);
   }

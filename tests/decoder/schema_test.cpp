@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <terse/crc.hpp>
 #include <terse/dictionary.hpp>
 #include <terse/file_name.hpp>
 #include <terse/frame.hpp>
 #include <terse/timing.hpp>
-#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 using namespace terse;
@@ -41,8 +41,8 @@ TEST_CASE("a frame header is laid out as FORMAT.md §3 says, little-endian") {
   header.payload_crc = 0x99AABBCC;
   unsigned char b[schema::kFrameHeaderSize];
   schema::encode_frame_header(header, b);
-  const unsigned char expected_head[] = {0xD7, 'T', 'F', 0xB1, 3, 0, 0, 0, 0x44, 0x33, 0x22, 0x11,
-                                         0x88, 0x77, 0x66, 0x55, 0xCC, 0xBB, 0xAA, 0x99};
+  const unsigned char expected_head[] = {0xD7, 'T',  'F',  0xB1, 3,    0,    0,    0,    0x44, 0x33,
+                                         0x22, 0x11, 0x88, 0x77, 0x66, 0x55, 0xCC, 0xBB, 0xAA, 0x99};
   CHECK(std::string(reinterpret_cast<const char*>(b), 20) ==
         std::string(reinterpret_cast<const char*>(expected_head), 20));
   CHECK(wire::get_le<std::uint32_t>(b + 20) == wire::crc32c(b, 20));

@@ -184,7 +184,9 @@ TEST_CASE("values that do not match their expression refuse their record") {
   check_record_refused(expr::optional(i32()), "\x02\x00\x00\x00\x00"s);
   check_record_refused(expr::variant({i32()}), "\x01\x00\x00\x00\x00"s);
   check_record_refused(expr::secret(i32()), "\x03"s);
-  check_record_refused(expr::scalar(TypeTag::string), "\x09\x00\x00\x00" "abc"s);
+  check_record_refused(expr::scalar(TypeTag::string),
+                       "\x09\x00\x00\x00"
+                       "abc"s);
 
   // The argument's u32 size runs past the record.
   TlogBuilder file;

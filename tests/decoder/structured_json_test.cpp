@@ -181,8 +181,8 @@ TEST_CASE("aggregates, enums, user types, private values, truncation") {
   val::le(value, 1);
   val::string(value, "x");
   auto point = [](bool named) {
-    return expr::aggregate("P", {{named ? "id" : "", expr::scalar(TypeTag::i32)},
-                                 {named ? "name" : "", expr::scalar(TypeTag::string)}});
+    return expr::aggregate(
+        "P", {{named ? "id" : "", expr::scalar(TypeTag::i32)}, {named ? "name" : "", expr::scalar(TypeTag::string)}});
   };
   CHECK(args_json(RawStructured{point(true), value}) == R"([{"id":1,"name":"x"}])");
   CHECK(args_json(RawStructured{point(false), value}) == R"([[1,"x"]])");
@@ -274,14 +274,21 @@ TEST_CASE("extreme counts and periods render or are refused, and their JSON stay
       {TypeTag::i64, {bytes(INT64_MIN), bytes(INT64_MAX), bytes(std::int64_t{-1}), bytes(std::int64_t{0})}},
       {TypeTag::u64, {bytes(UINT64_MAX), bytes(std::uint64_t{1})}},
       {TypeTag::i8, {bytes(std::int8_t{-128})}},
-      {TypeTag::f32, {bytes(3e38f), bytes(-1e30f), bytes(std::numeric_limits<float>::quiet_NaN()),
-                      bytes(std::numeric_limits<float>::infinity())}},
-      {TypeTag::f64, {bytes(1e308), bytes(-1e19), bytes(std::numeric_limits<double>::quiet_NaN()),
-                      bytes(-std::numeric_limits<double>::infinity()), bytes(1.5)}},
+      {TypeTag::f32,
+       {bytes(3e38f), bytes(-1e30f), bytes(std::numeric_limits<float>::quiet_NaN()),
+        bytes(std::numeric_limits<float>::infinity())}},
+      {TypeTag::f64,
+       {bytes(1e308), bytes(-1e19), bytes(std::numeric_limits<double>::quiet_NaN()),
+        bytes(-std::numeric_limits<double>::infinity()), bytes(1.5)}},
   };
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> periods = {
-      {1, 1000000000000000000ull}, {1000000000000000000ull, 1}, {UINT64_MAX, 1}, {1, UINT64_MAX},
-      {7, 3}, {60, 1}, {86400, 1}, {1, 1000}};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> periods = {{1, 1000000000000000000ull},
+                                                                  {1000000000000000000ull, 1},
+                                                                  {UINT64_MAX, 1},
+                                                                  {1, UINT64_MAX},
+                                                                  {7, 3},
+                                                                  {60, 1},
+                                                                  {86400, 1},
+                                                                  {1, 1000}};
   std::vector<std::string> formats = {"{}", "{:%H:%M:%S}", "{:>30}", "{:%Y-%m-%d}", "{:%Q%q}"};
   int rendered = 0, refused = 0;
   for (const auto& rep : reps) {
@@ -313,10 +320,10 @@ TEST_CASE("extreme counts and periods render or are refused, and their JSON stay
 
 TEST_CASE("names and text from the file come out as valid JSON whatever their bytes") {
   std::string bad = "\xff\xfe\"\\\x01";
-  std::string type = expr::aggregate(bad, {{bad, expr::enumeration(TypeTag::u8, bad, {{0, bad}})},
-                                           {"", expr::path()},
-                                           {"x", expr::map(expr::enumeration(TypeTag::u8, "E", {{1, bad}}),
-                                                           expr::preformatted())}});
+  std::string type =
+      expr::aggregate(bad, {{bad, expr::enumeration(TypeTag::u8, bad, {{0, bad}})},
+                            {"", expr::path()},
+                            {"x", expr::map(expr::enumeration(TypeTag::u8, "E", {{1, bad}}), expr::preformatted())}});
   std::string value = "\x00"s;
   val::string(value, bad);
   val::count(value, 2, 2);

@@ -1,10 +1,10 @@
 // FORMAT.md §8.1 "Rendering": a structured argument must print exactly as
 // fmt 9.1 prints the C++ value it came from. Each check hands the same value
 // to the decoder (through a hand-built .tlog) and to fmt, and compares.
-#include <catch2/catch.hpp>
 #include <fmt/chrono.h>
 #include <fmt/ranges.h>
 #include <fmt/std.h>
+#include <catch2/catch.hpp>
 
 #include "tlog_builder.hpp"
 
@@ -289,16 +289,16 @@ TEST_CASE("enums print the first name listed for their value, else the number") 
 }
 
 TEST_CASE("user types print their format with their fields as arguments") {
-  std::string money = expr::user("Money", "{}.{:02} {}", {expr::scalar(TypeTag::i64), expr::scalar(TypeTag::u8),
-                                                          expr::scalar(TypeTag::string)});
+  std::string money = expr::user(
+      "Money", "{}.{:02} {}", {expr::scalar(TypeTag::i64), expr::scalar(TypeTag::u8), expr::scalar(TypeTag::string)});
   std::string value;
   val::le(value, std::int64_t{12});
   val::le(value, std::uint8_t{5});
   val::string(value, "EUR");
   CHECK(render("{}", RawStructured{money, value}) == "12.05 EUR");
   CHECK(render("[{:>12}]", RawStructured{money, value}) == "[   12.05 EUR]");
-  std::string with_range = expr::user("Tagged", "{}={}", {expr::scalar(TypeTag::string),
-                                                          expr::sequence(expr::scalar(TypeTag::string))});
+  std::string with_range =
+      expr::user("Tagged", "{}={}", {expr::scalar(TypeTag::string), expr::sequence(expr::scalar(TypeTag::string))});
   std::string tagged;
   val::string(tagged, "k");
   val::count(tagged, 1, 1);
@@ -388,8 +388,9 @@ TEST_CASE("named arguments work by name and by position") {
   INFO(describe(d));
   REQUIRE(d.problems.empty());
   REQUIRE(d.messages.size() == 1);
-  CHECK(d.messages[0] == fmt::format(fmt::runtime("login {user} from {ips} ({0}, {2}, {ips::>9})"), fmt::arg("user", "alice"),
-                                     fmt::arg("ips", std::vector<std::string>{"10.0.0.1"}), 7));
+  CHECK(d.messages[0] == fmt::format(fmt::runtime("login {user} from {ips} ({0}, {2}, {ips::>9})"),
+                                     fmt::arg("user", "alice"), fmt::arg("ips", std::vector<std::string>{"10.0.0.1"}),
+                                     7));
   TlogBuilder automatic;
   EncodedArgs two = encode_args(1, 5);
   automatic.site(1, "{:{w}} {}", two, std::vector<std::string>{"", "w"});
@@ -421,8 +422,8 @@ TEST_CASE("records of one site carry their scalar deltas past structured argumen
   for (int i = 0; i < 5; ++i) {
     EncodedArgs e = encode_args(i * 3, std::vector<std::string>(static_cast<std::size_t>(i), "x"), i * 0.5);
     file.record(1, e.args);
-    expected.push_back(fmt::format("{} {} {}", i * 3, std::vector<std::string>(static_cast<std::size_t>(i), "x"),
-                                   i * 0.5));
+    expected.push_back(
+        fmt::format("{} {} {}", i * 3, std::vector<std::string>(static_cast<std::size_t>(i), "x"), i * 0.5));
   }
   Decoded d = decode(file.finish());
   INFO(describe(d));

@@ -89,8 +89,7 @@ inline std::string duration(TypeTag rep, std::uint64_t num, std::uint64_t den) {
   return std::string(1, byte(TypeNode::duration)) + byte(rep) + varint(num) + varint(den);
 }
 inline std::string time_point(schema::Clock clock, TypeTag rep, std::uint64_t num, std::uint64_t den) {
-  return std::string(1, byte(TypeNode::time_point)) + static_cast<char>(clock) + byte(rep) + varint(num) +
-         varint(den);
+  return std::string(1, byte(TypeNode::time_point)) + static_cast<char>(clock) + byte(rep) + varint(num) + varint(den);
 }
 inline std::string error_code() { return std::string(1, byte(TypeNode::error_code)); }
 inline std::string path() { return std::string(1, byte(TypeNode::path)); }
@@ -274,7 +273,8 @@ struct Codec<std::variant<Ts...>> : StructuredCodec {
   static std::string type() { return expr::variant({Codec<Ts>::type()...}); }
   static void value(std::string& out, const std::variant<Ts...>& v) {
     out += static_cast<char>(v.index());
-    std::visit([&](const auto& alternative) { Codec<std::decay_t<decltype(alternative)>>::value(out, alternative); }, v);
+    std::visit([&](const auto& alternative) { Codec<std::decay_t<decltype(alternative)>>::value(out, alternative); },
+               v);
   }
 };
 

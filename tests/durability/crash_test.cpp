@@ -7,17 +7,17 @@
 #include <sys/syscall.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <string>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "test_support.hpp"
 
@@ -144,7 +144,7 @@ TEST_CASE("with crash_handler off, start() leaves the signal handlers alone") {
   terse::stop();
   struct sigaction after {};
   sigaction(SIGSEGV, nullptr, &after);
-  CHECK((during.sa_flags & SA_SIGINFO) != 0);  // installed while running
+  CHECK((during.sa_flags & SA_SIGINFO) != 0);    // installed while running
   CHECK(after.sa_handler == before.sa_handler);  // and put back by stop()
 }
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "test_support.hpp"
 

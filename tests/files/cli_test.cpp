@@ -11,11 +11,10 @@
 #include <regex>
 #include <variant>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "file_helpers.hpp"
-
 
 using namespace terse::test;
 
@@ -171,10 +170,14 @@ class JsonParser {
     for (int k = 0; k < 4; ++k) {
       char c = s_[i_++];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<std::uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<std::uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<std::uint32_t>(c - 'A' + 10);
-      else return false;
+      if (c >= '0' && c <= '9')
+        v |= static_cast<std::uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<std::uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<std::uint32_t>(c - 'A' + 10);
+      else
+        return false;
     }
     return true;
   }
@@ -191,14 +194,30 @@ class JsonParser {
       if (i_ >= s_.size()) return false;
       char e = s_[i_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           std::uint32_t cp;
           if (!hex4(cp)) return false;
@@ -253,7 +272,7 @@ struct CliFixture {
   TempDir dir;
   std::string path;
   std::vector<Logged> logged;
-  std::string awkward;  // the message with quotes, escapes and bad UTF-8
+  std::string awkward;                // the message with quotes, escapes and bad UTF-8
   std::string awkward_expected_json;  // what a JSON reader must get back
 
   CliFixture() {
@@ -271,7 +290,8 @@ struct CliFixture {
     line = __LINE__ + 1;
     TERSE_WARN("queue depth {} over limit {}", 1200u, 1000u);
     logged.push_back({"warn", "queue depth 1200 over limit 1000", line, 2});
-    awkward = std::string("say \"hi\" \\ back\nslash\ttab \x01\x1f\x7f bad \xff\xfe cut \xc3( ok \xc3\xa9 \xe6\x97\xa5");
+    awkward =
+        std::string("say \"hi\" \\ back\nslash\ttab \x01\x1f\x7f bad \xff\xfe cut \xc3( ok \xc3\xa9 \xe6\x97\xa5");
     awkward_expected_json = std::string("say \"hi\" \\ back\nslash\ttab \x01\x1f\x7f bad ") + kReplacement +
                             kReplacement + " cut " + kReplacement + "( ok \xc3\xa9 \xe6\x97\xa5";
     line = __LINE__ + 1;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <terse/schema.hpp>
 
@@ -268,8 +268,8 @@ TEST_CASE("verify flags a flipped payload byte, a flipped header byte and insert
   std::string garbage = fx.sample.bytes;
   garbage.insert(f.offset, "not a frame at all");
 
-  for (const auto& [name, bytes] : {std::pair{"payload.tlog", payload}, std::pair{"header.tlog", header},
-                                    std::pair{"garbage.tlog", garbage}}) {
+  for (const auto& [name, bytes] :
+       {std::pair{"payload.tlog", payload}, std::pair{"header.tlog", header}, std::pair{"garbage.tlog", garbage}}) {
     INFO(name);
     std::string path = fx.write(name, bytes);
     auto run = run_terse({"verify", path});

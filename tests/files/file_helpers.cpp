@@ -7,8 +7,8 @@
 #include <cstring>
 #include <sstream>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <terse/crc.hpp>
 #include <terse/schema.hpp>

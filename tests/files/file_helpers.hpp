@@ -88,5 +88,4 @@ Run run_terse(const std::vector<std::string>& args, const std::string& stdin_pat
 
 const char* terse_cli_path();
 
-
 }  // namespace terse::test

@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <terse/crc.hpp>
 #include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
-#include <terse/crc.hpp>
 #include <terse/wire.hpp>
 
 #include "frames.hpp"

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <zstd.h>
+#include <catch2/catch.hpp>
 
 #include <terse/crc.hpp>
 #include <terse/decoder.hpp>
@@ -100,21 +100,21 @@ TEST_CASE("the golden file decodes intact to the committed text") {
 TEST_CASE("golden messages are what fmt::format prints for the same arguments") {
   DecodedGolden decoded = decode_golden();
   const auto& m = decoded.messages;
-  CHECK(contains(m, fmt::format("i8 {} {:+d} {:#x} {:>5}", std::int8_t{-128}, std::int8_t{127}, std::int8_t{-1},
-                                std::int8_t{7})));
+  CHECK(contains(
+      m, fmt::format("i8 {} {:+d} {:#x} {:>5}", std::int8_t{-128}, std::int8_t{127}, std::int8_t{-1}, std::int8_t{7})));
   CHECK(contains(m, fmt::format("u8 {} {:#04x} {:c}", std::uint8_t{255}, std::uint8_t{10}, std::uint8_t{65})));
   CHECK(contains(m, fmt::format("u64 {} {:#o}", std::numeric_limits<std::uint64_t>::max(), std::uint64_t{64})));
   CHECK(contains(m, fmt::format("bool {} {} {:d} [{:>6}]", true, false, true, false)));
   CHECK(contains(m, fmt::format("char {} {:d} {:x} {:?} [{:^5}]", 'x', 'A', 'z', '\t', 'c')));
   CHECK(contains(m, fmt::format("float {} {:.3f} {:e} {:g} {:a}", 0.1f, 3.14159f, 1e-10f, 1e20f, 1.5f)));
-  CHECK(contains(m, fmt::format("double {} {:.10f} {:E} {:G} {:+.2e} {:A}", 0.1, 2.0 / 3.0, 6.02214076e23, 1e-300,
-                                -1234.5, 1.0)));
+  CHECK(contains(
+      m, fmt::format("double {} {:.10f} {:E} {:G} {:+.2e} {:A}", 0.1, 2.0 / 3.0, 6.02214076e23, 1e-300, -1234.5, 1.0)));
   CHECK(contains(m, fmt::format("long double {} {:.18f} {:e}", 1.0L / 3.0L, 2.0L / 3.0L,
                                 std::numeric_limits<long double>::max())));
   CHECK(contains(m, fmt::format("utf-8 [{:*^8}] [{:<6}] [{}]", "日本", "héllo", "ünïcødé ✓")));
-  CHECK(contains(m, fmt::format("pointers {} {} {:>20} {:p}", reinterpret_cast<const void*>(std::uintptr_t{0x1234}),
-                                nullptr, reinterpret_cast<void*>(std::uintptr_t{0xDEADBEEF}),
-                                static_cast<const void*>(nullptr))));
+  CHECK(contains(
+      m, fmt::format("pointers {} {} {:>20} {:p}", reinterpret_cast<const void*>(std::uintptr_t{0x1234}), nullptr,
+                     reinterpret_cast<void*>(std::uintptr_t{0xDEADBEEF}), static_cast<const void*>(nullptr))));
   CHECK(contains(m, fmt::format("dynamic [{:{}}] [{:.{}f}] [{:>{}.{}}]", 42, 6, 3.14159, 2, "abcdef", 8, 3)));
   CHECK(contains(m, fmt::format("positional {1} {0} [{1:>{2}}]", "first", "second", 9)));
   CHECK(contains(m, fmt::format("escapes {{}} {{{}}} }}{{", 5)));
@@ -228,8 +228,8 @@ Walk walk(const std::string& file) {
   REQUIRE(file.size() >= 16);
   const unsigned char magic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n', 0x1A};
   REQUIRE(std::memcmp(data, magic, 8) == 0);
-  CHECK(le(data + 8, 2) == 1);   // major
-  CHECK(le(data + 10, 2) == 0);  // minor
+  CHECK(le(data + 8, 2) == 1);                  // major
+  CHECK(le(data + 10, 2) == 0);                 // minor
   CHECK(le(data + 12, 4) == crc32c(data, 12));  // preamble_crc over bytes 0..11
 
   bool calibrated = false;

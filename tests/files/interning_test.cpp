@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "file_helpers.hpp"
 

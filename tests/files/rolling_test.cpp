@@ -3,8 +3,8 @@
 #include <map>
 #include <regex>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "file_helpers.hpp"
 
@@ -109,7 +109,8 @@ TEST_CASE("rolled files together hold every record exactly once, in order") {
   CHECK(decoded.intact());
   CHECK(messages_of(decoded) == expected);
   // Times never go backwards across a roll.
-  for (std::size_t i = 1; i < decoded.lines.size(); ++i) CHECK(decoded.lines[i - 1].unix_ns <= decoded.lines[i].unix_ns);
+  for (std::size_t i = 1; i < decoded.lines.size(); ++i)
+    CHECK(decoded.lines[i - 1].unix_ns <= decoded.lines[i].unix_ns);
 }
 
 TEST_CASE("each rolled file starts with its own preamble and stays near the roll size") {

@@ -3,9 +3,9 @@
 // the spec states. TERSE_SOURCE_DIR is the root of the source tree.
 #include <cstdint>
 #include <cstdio>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -190,7 +190,8 @@ TEST_CASE("every FORMAT.md section cited in the tree exists in FORMAT.md") {
 
 TEST_CASE("the version the spec states is the version the code writes and reads") {
   std::smatch m;
-  REQUIRE(std::regex_search(spec(), m, std::regex(R"(Format version: \*\*(\d+)\.(\d+)\*\* \(major (\d+), minor (\d+)\))")));
+  REQUIRE(
+      std::regex_search(spec(), m, std::regex(R"(Format version: \*\*(\d+)\.(\d+)\*\* \(major (\d+), minor (\d+)\))")));
   CHECK(std::stoul(m[1]) == schema::kVersionMajor);
   CHECK(std::stoul(m[2]) == schema::kVersionMinor);
   CHECK(std::stoul(m[3]) == schema::kVersionMajor);

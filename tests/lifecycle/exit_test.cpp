@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "test_support.hpp"
 

@@ -22,9 +22,9 @@ std::string as_text(const std::bitset<N>& bits) {
 
 // Logs one call and records the text expected of it: the bitset as its
 // string under the same format.
-#define TERSE_EXPECT_BITS(rt, pattern, bits)                   \
-  do {                                                         \
-    TERSE_INFO(pattern, bits);                                 \
+#define TERSE_EXPECT_BITS(rt, pattern, bits)                      \
+  do {                                                            \
+    TERSE_INFO(pattern, bits);                                    \
     (rt).expected.push_back(fmt::format(pattern, as_text(bits))); \
   } while (false)
 

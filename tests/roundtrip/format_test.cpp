@@ -118,7 +118,7 @@ TEST_CASE("{{ and }} print single braces") {
 TEST_CASE("UTF-8 text is padded by display width, East Asian wide characters counting two") {
   RoundTrip rt;
   const char* japanese = "\u65e5\u672c\u8a9e";  // 日本語
-  const char* accented = "\u00e9";             // é
+  const char* accented = "\u00e9";              // é
   const std::string mixed = "a\u65e5b\u00e9";
   TERSE_EXPECT(rt, "[{:10}][{:>10}][{:^10}]", japanese, japanese, japanese);
   TERSE_EXPECT(rt, "[{:^7}][{:>3}][{:*<4}]", accented, accented, accented);

@@ -4,8 +4,8 @@
 // what was logged.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
@@ -54,8 +54,8 @@ class RoundTrip {
 }  // namespace terse::test
 
 // Logs one call and records what fmt::format makes of the same call.
-#define TERSE_EXPECT(rt, ...)                         \
-  do {                                                \
-    TERSE_INFO(__VA_ARGS__);                          \
+#define TERSE_EXPECT(rt, ...)                          \
+  do {                                                 \
+    TERSE_INFO(__VA_ARGS__);                           \
     (rt).expected.push_back(fmt::format(__VA_ARGS__)); \
   } while (false)

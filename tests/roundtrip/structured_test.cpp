@@ -91,10 +91,10 @@ template <>
 inline constexpr bool terse::format_eagerly<shop::Celsius> = true;
 
 // For types fmt 9 cannot format: what FORMAT.md §8.1 says terse prints.
-#define TERSE_EXPECT_TEXT(rt, text, ...)  \
-  do {                                    \
-    TERSE_INFO(__VA_ARGS__);              \
-    (rt).expected.push_back(text);        \
+#define TERSE_EXPECT_TEXT(rt, text, ...) \
+  do {                                   \
+    TERSE_INFO(__VA_ARGS__);             \
+    (rt).expected.push_back(text);       \
   } while (false)
 
 TEST_CASE("sequences print as fmt prints them, specs included") {
@@ -186,8 +186,8 @@ TEST_CASE("enums print their enumerator names, or the number without one") {
 
 TEST_CASE("optionals and error codes print as fmt 10 does") {
   RoundTrip rt;
-  TERSE_EXPECT_TEXT(rt, R"(optional(3) none optional("s"))", "{} {} {}", std::optional<int>(3),
-                    std::optional<int>(), std::optional<std::string>("s"));
+  TERSE_EXPECT_TEXT(rt, R"(optional(3) none optional("s"))", "{} {} {}", std::optional<int>(3), std::optional<int>(),
+                    std::optional<std::string>("s"));
   auto missing = std::make_error_code(std::errc::no_such_file_or_directory);
   TERSE_EXPECT_TEXT(rt, "generic:2 system:0", "{} {}", missing, std::error_code());
   rt.check();
@@ -259,8 +259,7 @@ TEST_CASE("private values never reach the file unless asked") {
   Decoded omitted = decode_dir(dir / "omit");
   REQUIRE(omitted.lines.size() == 3);
   CHECK(omitted.lines[0].message == "token <private> user <private>");
-  for (const auto& file : log_files(dir / "omit"))
-    CHECK(read_file(file).find("hunter2") == std::string::npos);
+  for (const auto& file : log_files(dir / "omit")) CHECK(read_file(file).find("hunter2") == std::string::npos);
 
   terse::Config hash = test_config(dir / "hash");
   hash.private_values = terse::PrivateValues::hash;

@@ -43,9 +43,9 @@ TEST_CASE("a broker that fails mid-stream costs nothing: its partitions wait, mo
   // failure must come while it still writes.
   const long records = 40'000;
   Process writer(writer_args({logs, "app", "steady", std::to_string(records), "50", "live"}), dir / "writer.err");
-  Process ship(ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--stats-interval", "0.2", "--linger-ms", "20"},
-                         {logs}),
-               dir / "ship.err");
+  Process ship(
+      ship_args(cluster.bootstraps(), "logs", dir / "cursor", {"--stats-interval", "0.2", "--linger-ms", "20"}, {logs}),
+      dir / "ship.err");
   REQUIRE(reader.wait_for_count(static_cast<std::size_t>(records / 8), 60s));
 
   // The leader of partition 0 goes away: its records wait in ship's buffer.
@@ -107,8 +107,7 @@ TEST_CASE("killed with SIGKILL and restarted, ship loses nothing and repeats onl
     // them when the run was killed before its first save.
     std::string saved = std::ifstream(dir / "cursor").good() ? read_file(dir / "cursor") : std::string();
     if (!saved.empty()) saved.pop_back();
-    std::vector<std::string> after =
-        saved.empty() ? cat_json({logs}) : cat_json({"--after-cursor", saved, logs});
+    std::vector<std::string> after = saved.empty() ? cat_json({logs}) : cat_json({"--after-cursor", saved, logs});
     std::vector<std::uint64_t> after_hashes = sorted_hashes(after), read = sorted_hashes(reader);
     std::size_t sent_after = 0;
     for (std::uint64_t h : after_hashes)

@@ -62,8 +62,8 @@ TEST_CASE("with the broker away, ship waits with its memory bounded and delivers
   CHECK(waiting_lag < static_cast<double>(records) / 2);
   // The buffer's bound plus what any run needs (the decoder, librdkafka's
   // threads and the binary): far below the JSON waiting to be sent.
-  WARN("peak RSS while the broker is away: " << peak_kib / 1024 << " MiB with --max-buffer-mb " << buffer_mb
-                                            << " (" << json_bytes / (1 << 20) << " MiB of JSON to ship)");
+  WARN("peak RSS while the broker is away: " << peak_kib / 1024 << " MiB with --max-buffer-mb " << buffer_mb << " ("
+                                             << json_bytes / (1 << 20) << " MiB of JSON to ship)");
   CHECK(peak_kib < (buffer_mb + 40) * 1024);
 
   cluster.broker_up(1);
@@ -103,8 +103,7 @@ TEST_CASE("a wrong setup is exit code 2 with the reason, before anything is prod
   CHECK(bad_cursor == 2);
   CHECK(contains(err4, "does not hold a cursor"));
 
-  auto [no_dir, err5] =
-      ship_run(ship_args(brokers, "logs", dir / "missing/cursor", {"--once"}, {logs}), dir / "5.err");
+  auto [no_dir, err5] = ship_run(ship_args(brokers, "logs", dir / "missing/cursor", {"--once"}, {logs}), dir / "5.err");
   CHECK(no_dir == 2);
   CHECK(contains(err5, "--cursor-file"));
 
@@ -137,8 +136,7 @@ TEST_CASE("a record the broker refuses for good is exit code 3, and the cursor s
     REQUIRE(large.wait(30s) == 0);
     TopicReader reader(cluster.bootstraps(), "logs");
     auto [code, err] = ship_run(ship_args(cluster.bootstraps(), "logs", dir / "cursor",
-                                          {"--once", "-X", "message.max.bytes=6000", "--stats-interval", "60"},
-                                          {logs}),
+                                          {"--once", "-X", "message.max.bytes=6000", "--stats-interval", "60"}, {logs}),
                                 dir / "1.err");
     INFO(err);
     CHECK(code == 0);

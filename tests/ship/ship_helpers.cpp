@@ -16,8 +16,8 @@ namespace terse::test {
 std::vector<std::string> ship_args(const std::string& bootstraps, const std::string& topic,
                                    const std::string& cursor_file, const std::vector<std::string>& extra,
                                    const std::vector<std::string>& paths) {
-  std::vector<std::string> args{terse_cli_path(), "ship", "--brokers", bootstraps, "--topic", topic,
-                                "--cursor-file", cursor_file};
+  std::vector<std::string> args{terse_cli_path(), "ship", "--brokers",     bootstraps,
+                                "--topic",        topic,  "--cursor-file", cursor_file};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), paths.begin(), paths.end());
   return args;

@@ -32,8 +32,8 @@ int exit_code(int wait_status) {
   return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }
 
-pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int close_fd,
-                    const std::string& stderr_path, const std::string& stdin_path) {
+pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int close_fd, const std::string& stderr_path,
+                    const std::string& stdin_path) {
   std::vector<std::string> storage = args;
   std::vector<char*> argv;
   for (auto& a : storage) argv.push_back(a.data());

@@ -33,8 +33,7 @@ class Process {
     inherit,  // stdout is the test's own
     pipe,     // stdout goes into a pipe that read_until() reads into `out`
   };
-  explicit Process(const std::vector<std::string>& argv, Output output = Output::inherit,
-                   std::string stderr_path = {});
+  explicit Process(const std::vector<std::string>& argv, Output output = Output::inherit, std::string stderr_path = {});
   // stderr into a file, for stderr_text().
   Process(const std::vector<std::string>& argv, std::string stderr_path)
       : Process(argv, Output::inherit, std::move(stderr_path)) {}

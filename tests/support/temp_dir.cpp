@@ -10,7 +10,8 @@ namespace terse::test {
 
 TempDir::TempDir(const std::string& tag) {
   std::string pattern = (std::filesystem::temp_directory_path() / ("terse-" + tag + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
   path_ = pattern;
 }
 
@@ -19,8 +20,6 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::string TempDir::operator/(const std::string& name) const {
-  return (std::filesystem::path(path_) / name).string();
-}
+std::string TempDir::operator/(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
 
 }  // namespace terse::test

@@ -25,11 +25,11 @@ template <typename T>
 inline constexpr bool is_char_pointer = std::is_same_v<T, const char*> || std::is_same_v<T, char*>;
 
 template <typename T>
-inline constexpr bool is_char_array = std::is_array_v<T> && std::is_same_v<std::remove_extent_t<T>, char>;
+inline constexpr bool is_char_array = std::is_array_v<T>&& std::is_same_v<std::remove_extent_t<T>, char>;
 
 template <typename T>
-inline constexpr bool is_string_like = is_char_pointer<T> || is_char_array<T> ||
-                                       std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view>;
+inline constexpr bool is_string_like =
+    is_char_pointer<T> || is_char_array<T> || std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view>;
 
 template <typename T>
 inline constexpr bool is_void_pointer =
@@ -44,8 +44,8 @@ constexpr TypeTag natural_tag() {
     return TypeTag::boolean;
   } else if constexpr (std::is_same_v<T, char>) {
     return TypeTag::character;
-  } else if constexpr (std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> ||
-                       std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>) {
+  } else if constexpr (std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
+                       std::is_same_v<T, char32_t>) {
     static_assert(unsupported_type<T>, "terse: wide and Unicode character types cannot be logged");
     return TypeTag::character;
   } else if constexpr (std::is_integral_v<T> && sizeof(T) <= 8) {
@@ -85,7 +85,9 @@ constexpr void scan_argument_uses(std::string_view format, ArgumentUse* uses, st
   std::size_t next_auto = 0;
   std::size_t i = 0;
   auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-  auto is_name_char = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto is_name_char = [&](char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   auto parse_id = [&](std::size_t& id) {
     if (i < format.size() && !is_digit(format[i]) && is_name_char(format[i])) {
       // A named argument: which one it is shows only at run time, so it

@@ -51,9 +51,7 @@ constexpr std::string_view type_name() {
   return template_argument(signature_of_type<T>(), "T = ");
 }
 
-constexpr bool is_identifier_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+constexpr bool is_identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
 // "ns::Color::red" for a named value, "(ns::Color)5" or a number otherwise.
 template <typename E, E V>

@@ -63,8 +63,8 @@ struct Signature {
 
   // A string is stored either as text or as its address, not both.
   static constexpr bool strings_presented_one_way(std::string_view format) {
-    constexpr std::array<bool, sizeof...(Args)> is_text{(is_char_pointer<unnamed_t<Args>> ||
-                                                         is_char_array<unnamed_t<Args>>)...};
+    constexpr std::array<bool, sizeof...(Args)> is_text{
+        (is_char_pointer<unnamed_t<Args>> || is_char_array<unnamed_t<Args>>)...};
     auto found = uses(format);
     for (std::size_t i = 0; i < sizeof...(Args); ++i)
       if (is_text[i] && found[i].as_pointer && found[i].as_value) return false;

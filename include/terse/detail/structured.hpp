@@ -95,7 +95,9 @@ template <typename T, typename Kind = kind::own>
 struct Encoding;
 
 template <typename T, typename Kind = kind::own>
-concept Encodable = requires { sizeof(Encoding<T, Kind>); };
+concept Encodable = requires {
+  sizeof(Encoding<T, Kind>);
+};
 
 template <typename T>
 inline constexpr bool is_secret = false;
@@ -138,10 +140,14 @@ concept MapLike = IterableRange<T> && requires {
 };
 
 template <typename T>
-concept SetLike = IterableRange<T> && !MapLike<T> && requires { typename T::key_type; };
+concept SetLike = IterableRange<T> && !MapLike<T> && requires {
+  typename T::key_type;
+};
 
 template <typename T>
-concept TupleLike = !IterableRange<T> && requires { std::tuple_size<T>::value; };
+concept TupleLike = !IterableRange<T> && requires {
+  std::tuple_size<T>::value;
+};
 
 template <typename T>
 inline constexpr bool is_scalar_argument = std::is_arithmetic_v<T> || is_string_like<T> || is_void_pointer<T>;
@@ -149,21 +155,36 @@ inline constexpr bool is_scalar_argument = std::is_arithmetic_v<T> || is_string_
 // The one place that decides a type's kind; the first match wins.
 template <typename T>
 constexpr auto kind_of() {
-  if constexpr (is_secret<T>) return std::type_identity<kind::secret>{};
-  else if constexpr (HasCodec<T>) return std::type_identity<kind::codec>{};
-  else if constexpr (format_eagerly<T>) return std::type_identity<kind::eager>{};
-  else if constexpr (is_scalar_argument<T>) return std::type_identity<kind::scalar>{};
-  else if constexpr (std::is_enum_v<T>) return std::type_identity<kind::enumeration>{};
-  else if constexpr (Encodable<T>) return std::type_identity<kind::own>{};
-  else if constexpr (PathLike<T>) return std::type_identity<kind::path>{};
-  else if constexpr (HasFieldList<T>) return std::type_identity<kind::field_list>{};
-  else if constexpr (MapLike<T>) return std::type_identity<kind::map>{};
-  else if constexpr (SetLike<T>) return std::type_identity<kind::set>{};
-  else if constexpr (IterableRange<T>) return std::type_identity<kind::sequence>{};
-  else if constexpr (TupleLike<T>) return std::type_identity<kind::tuple>{};
-  else if constexpr (fmt::is_formattable<T>::value) return std::type_identity<kind::formatter_only>{};
-  else if constexpr (std::is_aggregate_v<T> && std::is_class_v<T>) return std::type_identity<kind::aggregate>{};
-  else return std::type_identity<kind::unsupported>{};
+  if constexpr (is_secret<T>)
+    return std::type_identity<kind::secret>{};
+  else if constexpr (HasCodec<T>)
+    return std::type_identity<kind::codec>{};
+  else if constexpr (format_eagerly<T>)
+    return std::type_identity<kind::eager>{};
+  else if constexpr (is_scalar_argument<T>)
+    return std::type_identity<kind::scalar>{};
+  else if constexpr (std::is_enum_v<T>)
+    return std::type_identity<kind::enumeration>{};
+  else if constexpr (Encodable<T>)
+    return std::type_identity<kind::own>{};
+  else if constexpr (PathLike<T>)
+    return std::type_identity<kind::path>{};
+  else if constexpr (HasFieldList<T>)
+    return std::type_identity<kind::field_list>{};
+  else if constexpr (MapLike<T>)
+    return std::type_identity<kind::map>{};
+  else if constexpr (SetLike<T>)
+    return std::type_identity<kind::set>{};
+  else if constexpr (IterableRange<T>)
+    return std::type_identity<kind::sequence>{};
+  else if constexpr (TupleLike<T>)
+    return std::type_identity<kind::tuple>{};
+  else if constexpr (fmt::is_formattable<T>::value)
+    return std::type_identity<kind::formatter_only>{};
+  else if constexpr (std::is_aggregate_v<T> && std::is_class_v<T>)
+    return std::type_identity<kind::aggregate>{};
+  else
+    return std::type_identity<kind::unsupported>{};
 }
 
 template <typename T>
@@ -247,7 +268,8 @@ template <typename T>
 concept NamedArgument = requires(const T& argument) {
   argument.name;
   argument.value;
-} && std::is_same_v<T, fmt_named_t<std::remove_cvref_t<decltype(std::declval<const T&>().value)>>>;
+}
+&&std::is_same_v<T, fmt_named_t<std::remove_cvref_t<decltype(std::declval<const T&>().value)>>>;
 
 template <typename T>
 inline constexpr bool is_named_argument = NamedArgument<T>;
@@ -395,7 +417,9 @@ struct Encoding<T, kind::scalar> {
   static constexpr bool is_text = tag == static_cast<std::uint8_t>(TypeTag::string);
   using checked_as = T;
   static void describe(std::string& out) { put_byte(out, tag); }
-  static constexpr std::size_t fixed_size() { return is_text ? 0 : static_cast<std::size_t>(schema::type_tag_size(tag)); }
+  static constexpr std::size_t fixed_size() {
+    return is_text ? 0 : static_cast<std::size_t>(schema::type_tag_size(tag));
+  }
   // Strings; a null one has length 0.
   static std::size_t size(const T& value, const Limits& limits) noexcept {
     std::size_t length = string_length(value);
@@ -422,9 +446,12 @@ struct Encoding<Secret<V>, kind::secret> : Unsized {
   }
   static std::size_t size(const Secret<V>& secret, const Limits& limits) noexcept {
     switch (limits.private_mode) {
-      case schema::PrivateMode::hashed: return 9;
-      case schema::PrivateMode::clear: return 1 + value_size(secret.value, limits);
-      default: return 1;
+      case schema::PrivateMode::hashed:
+        return 9;
+      case schema::PrivateMode::clear:
+        return 1 + value_size(secret.value, limits);
+      default:
+        return 1;
     }
   }
   static char* write(char* out, const Secret<V>& secret, const Limits& limits) noexcept {

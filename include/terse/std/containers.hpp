@@ -35,8 +35,7 @@ constexpr bool is_plain_number_array() {
   } else {
     using E = range_element_t<R>;
     if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
-      return static_cast<std::size_t>(schema::type_tag_size(static_cast<std::uint8_t>(natural_tag<E>()))) ==
-             sizeof(E);
+      return static_cast<std::size_t>(schema::type_tag_size(static_cast<std::uint8_t>(natural_tag<E>()))) == sizeof(E);
     } else {
       return false;
     }
@@ -69,7 +68,8 @@ std::size_t range_size(const R& range, const Limits& limits) noexcept {
       return size + stored * (key + mapped);
     } else {
       auto it = std::begin(range);
-      for (std::size_t i = 0; i < stored; ++i, ++it) size += value_size(it->first, limits) + value_size(it->second, limits);
+      for (std::size_t i = 0; i < stored; ++i, ++it)
+        size += value_size(it->first, limits) + value_size(it->second, limits);
       return size;
     }
   } else {
