@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
 if [[ ${1:-build} == test ]]; then
-  packages+=(catch2 clang libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
+  packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
 fi
 missing=()
 for p in "${packages[@]}"; do

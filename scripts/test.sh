@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # Quick start, part two: build every configuration and run every test.
+#   format   the tree follows .clang-format (clang-format-14)
 #   release  all tests (and the benchmarks compiled, not run)
 #   tsan     the concurrency tests under ThreadSanitizer
 #   asan     decoder, file, CLI, ship and fuzz-corpus tests under AddressSanitizer + UBSan
 #            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
 #            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
 # Every configuration builds with TERSE_WERROR=ON: a new warning fails CI.
-# Usage: scripts/test.sh [release|tsan|asan]...   (default: all three)
+# Usage: scripts/test.sh [format|release|tsan|asan]...   (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
 configs=("$@")
-((${#configs[@]})) || configs=(release tsan asan)
+((${#configs[@]})) || configs=(format release tsan asan)
 fuzz_seconds=${TERSE_FUZZ_SECONDS:-30}
 
 for config in "${configs[@]}"; do
   echo "=== $config"
   case $config in
+    format)
+      scripts/format.sh --check
+      ;;
     release)
       cmake -S . -B build/ci-release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ \
         -DTERSE_TESTS=ON -DTERSE_BENCH=ON -DTERSE_WERROR=ON >/dev/null
@@ -40,7 +44,7 @@ for config in "${configs[@]}"; do
         ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli|ship"
       ;;
     *)
-      echo "unknown configuration '$config' (release, tsan, asan)" >&2
+      echo "unknown configuration '$config' (format, release, tsan, asan)" >&2
       exit 2
       ;;
   esac
