@@ -188,6 +188,8 @@ struct StreamDecoder::State {
   void dictionary(const Frame& frame, std::string_view payload);
   void text_entry(const Frame& frame, wire::Reader& body);
   bool next_in_frame(Record& record);
+  bool read_control(std::string_view args, Record& record);
+  bool read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record);
 };
 
 StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std::make_unique<State>()) {
@@ -478,6 +480,42 @@ void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
 }
 
 // The next record of the current records frame that passes the filter.
+// A control record's arguments (FORMAT.md §7): true when `record` now holds
+// a drop report; kinds newer than this reader are passed over.
+bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
+  wire::Reader a(args);
+  std::uint8_t kind;
+  std::uint64_t count, first, last;
+  if (!a.le(kind)) return false;
+  if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) return false;
+  if (!a.le(count) || !a.le(first) || !a.le(last)) {
+    damage(cursor_frame, "drop record is malformed");
+    return false;
+  }
+  record.kind = RecordKind::dropped;
+  record.site = nullptr;
+  record.args = {};
+  record.dropped_count = count;
+  record.dropped_first_ns = to_unix_ns(first);
+  record.dropped_last_ns = to_unix_ns(last);
+  return true;
+}
+
+// A log record's arguments, by its site's types; false (reported) when they
+// do not fit them.
+bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record) {
+  wire::Reader a(args);
+  const char* why = "does not match the site's argument types";
+  if (!parse_args(a, site, texts, arg_values, why) || !a.empty()) {
+    damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + why);
+    return false;
+  }
+  record.site = &site;
+  record.dropped_count = 0;
+  record.args = arg_values;
+  return true;
+}
+
 bool StreamDecoder::State::next_in_frame(Record& record) {
   wire::Reader& r = cursor;
   while (!r.empty()) {
@@ -508,16 +546,14 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     // Every record of a selected site, printed or not, carries the delta
     // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
     if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
-    if (resuming && cursor_frame == resume_frame) {
+    if (resuming && cursor_frame == resume_frame && index <= resume_index) {
       if (index < resume_index) continue;
-      if (index == resume_index) {
-        if (cursor_ticks != resume_ticks) {
-          fail_resume(cursor_frame, "the record at the resume position has another time stamp than expected");
-          return false;
-        }
-        resuming = false;
-        continue;
+      if (cursor_ticks != resume_ticks) {
+        fail_resume(cursor_frame, "the record at the resume position has another time stamp than expected");
+        return false;
       }
+      resuming = false;
+      continue;
     }
     // Decided before anything else of the record is read.
     bool wanted = thread.selected && (site ? site->selected : filter.dropped);
@@ -538,32 +574,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     record.frame_offset = cursor_frame;
     record.frame_index = index;
     record.file_offset = reader->file_offset();
-    wire::Reader a(args);
-    if (site == nullptr) {
-      std::uint8_t kind;
-      std::uint64_t count, first, last;
-      if (!a.le(kind)) continue;
-      if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) continue;  // newer kinds
-      if (!a.le(count) || !a.le(first) || !a.le(last)) {
-        damage(cursor_frame, "drop record is malformed");
-        continue;
-      }
-      record.kind = RecordKind::dropped;
-      record.site = nullptr;
-      record.args = {};
-      record.dropped_count = count;
-      record.dropped_first_ns = to_unix_ns(first);
-      record.dropped_last_ns = to_unix_ns(last);
-    } else {
-      const char* why = "does not match the site's argument types";
-      if (!parse_args(a, *site, texts, arg_values, why) || !a.empty()) {
-        damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + why);
-        continue;
-      }
-      record.site = site;
-      record.dropped_count = 0;
-      record.args = arg_values;
-    }
+    if (!(site == nullptr ? read_control(args, record) : read_args(args, *site, site_id, record))) continue;
     ++summary.records;
     return true;
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,8 @@ class FrameReader {
   void resync(std::uint64_t damaged_at, const std::string& reason);
   bool boundary_after(std::size_t length);
   void skip_bad_payload(std::uint64_t offset, std::size_t frame_size);
+  std::optional<Event> read_preamble();
+  std::optional<Event> read_frame(Frame& frame);
 
   int fd_;
   std::string_view memory_;

@@ -117,9 +117,7 @@ bool FrameReader::boundary_after(std::size_t length) {
   if (left < schema::kFrameHeaderSize) {
     return starts_with(p, schema::kFrameSync, std::min(left, sizeof schema::kFrameSync));  // a torn tail
   }
-  return starts_with(p, schema::kFrameSync, sizeof schema::kFrameSync) &&
-         wire::crc32c(p, schema::kFrameHeaderCrcOffset) ==
-             wire::get_le<std::uint32_t>(p + schema::kFrameHeaderCrcOffset);
+  return schema::frame_sync_at(p) && schema::frame_header_crc_ok(p);
 }
 
 // The header's checksum vouches for its size, so the damaged frame is skipped
@@ -137,97 +135,106 @@ void FrameReader::skip_bad_payload(std::uint64_t offset, std::size_t frame_size)
                      " bytes to offset " + std::to_string(position()));
 }
 
+// A file's preamble at the current position: the file starts, or the data
+// ends, or (nothing) the reader resynced and the caller looks again.
+std::optional<FrameReader::Event> FrameReader::read_preamble() {
+  if (!fill(schema::kPreambleSize)) {
+    if (live_ && (available() == 0 ||
+                  starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))))
+      return Event::end;  // a preamble still being written
+    if (available() > 0 && at_file_start_ && base_offset_ + pos_ == 0 &&
+        !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
+      report(0, "not a terse log file (no magic number)");
+    } else if (available() > 0) {
+      report_torn_tail(base_offset_ + pos_, "file ends inside its preamble");
+    }
+    return Event::end;
+  }
+  const unsigned char* p = buffer_.data() + pos_;
+  std::uint64_t offset = base_offset_ + pos_;
+  if (!starts_with(p, schema::kMagic, 8)) {
+    at_file_start_ = false;
+    resync(offset, "not a terse log file (no magic number)");
+    return std::nullopt;
+  }
+  schema::Preamble preamble = schema::decode_preamble(p);
+  if (!schema::preamble_crc_ok(p)) {
+    // A damaged version field must not cost the whole file: the frames
+    // carry their own checksums, so read on as the version we know.
+    report(offset, "preamble checksum mismatch; reading on as format version " + std::to_string(schema::kVersionMajor));
+  } else if (preamble.version_major != schema::kVersionMajor) {
+    report(offset, "format version " + std::to_string(preamble.version_major) + "." +
+                       std::to_string(preamble.version_minor) + " is not supported (this decoder reads " +
+                       std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
+    return Event::end;
+  }
+  file_offset_ = offset;
+  pos_ += schema::kPreambleSize;
+  at_file_start_ = false;
+  return Event::file_start;
+}
+
+// A frame at the current position, as read_preamble() says what came of it.
+std::optional<FrameReader::Event> FrameReader::read_frame(Frame& frame) {
+  if (!fill(schema::kFrameHeaderSize)) {
+    if (available() > 0 && !live_) {
+      report_torn_tail(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
+                                                " bytes); the writer stopped mid-write");
+    }
+    return Event::end;
+  }
+  const unsigned char* h = buffer_.data() + pos_;
+  std::uint64_t offset = base_offset_ + pos_;
+  if (!schema::frame_sync_at(h)) {
+    resync(offset, "no frame starts here");
+    return std::nullopt;
+  }
+  if (!schema::frame_header_crc_ok(h)) {
+    resync(offset, "frame header checksum mismatch");
+    return std::nullopt;
+  }
+  schema::FrameHeader header = schema::decode_frame_header(h);
+  frame.type = header.type;
+  frame.flags = header.flags;
+  std::uint32_t stored = header.stored_size;
+  frame.raw_size = header.raw_size;
+  if (header.reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
+      frame.raw_size > schema::kMaxFrameRawSize ||
+      ((frame.flags & schema::kFrameFlagZstd) == 0 && stored != frame.raw_size)) {
+    resync(offset, "frame header has invalid fields");
+    return std::nullopt;
+  }
+  if (!fill(schema::kFrameHeaderSize + stored)) {
+    if (live_) return Event::end;  // the rest of the frame is on its way
+    report_torn_tail(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
+                                 std::to_string(schema::kFrameHeaderSize + stored) +
+                                 " bytes); the writer stopped mid-write");
+    pos_ = end_;
+    return Event::end;
+  }
+  h = buffer_.data() + pos_;
+  const unsigned char* payload = h + schema::kFrameHeaderSize;
+  if (wire::crc32c(payload, stored) != header.payload_crc) {
+    skip_bad_payload(offset, schema::kFrameHeaderSize + stored);
+    return std::nullopt;
+  }
+  frame.offset = offset;
+  frame.payload = std::string_view(reinterpret_cast<const char*>(payload), stored);
+  pos_ += schema::kFrameHeaderSize + stored;
+  ++summary_.frames;
+  summary_.stored_bytes += stored;
+  summary_.raw_bytes += frame.raw_size;
+  return Event::frame;
+}
+
 FrameReader::Event FrameReader::next(Frame& frame) {
   // Live: the end of the data last time was only the end of what had been
   // written so far.
   if (live_ && fd_ >= 0) eof_ = false;
   for (;;) {
-    if (at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8))) {
-      if (!fill(schema::kPreambleSize)) {
-        if (live_ && (available() == 0 ||
-                      starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))))
-          return Event::end;  // a preamble still being written
-        if (available() > 0 && at_file_start_ && base_offset_ + pos_ == 0 &&
-            !starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))) {
-          report(0, "not a terse log file (no magic number)");
-        } else if (available() > 0) {
-          report_torn_tail(base_offset_ + pos_, "file ends inside its preamble");
-        }
-        return Event::end;
-      }
-      const unsigned char* p = buffer_.data() + pos_;
-      std::uint64_t offset = base_offset_ + pos_;
-      if (!starts_with(p, schema::kMagic, 8)) {
-        at_file_start_ = false;
-        resync(offset, "not a terse log file (no magic number)");
-        continue;
-      }
-      schema::Preamble preamble = schema::decode_preamble(p);
-      if (!schema::preamble_crc_ok(p)) {
-        // A damaged version field must not cost the whole file: the frames
-        // carry their own checksums, so read on as the version we know.
-        report(offset,
-               "preamble checksum mismatch; reading on as format version " + std::to_string(schema::kVersionMajor));
-      } else if (preamble.version_major != schema::kVersionMajor) {
-        report(offset, "format version " + std::to_string(preamble.version_major) + "." +
-                           std::to_string(preamble.version_minor) + " is not supported (this decoder reads " +
-                           std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
-        return Event::end;
-      }
-      file_offset_ = offset;
-      pos_ += schema::kPreambleSize;
-      at_file_start_ = false;
-      return Event::file_start;
-    }
-    if (!fill(schema::kFrameHeaderSize)) {
-      if (available() > 0 && !live_) {
-        report_torn_tail(base_offset_ + pos_, "file ends inside a frame header (" + std::to_string(available()) +
-                                                  " bytes); the writer stopped mid-write");
-      }
-      return Event::end;
-    }
-    const unsigned char* h = buffer_.data() + pos_;
-    std::uint64_t offset = base_offset_ + pos_;
-    if (!schema::frame_sync_at(h)) {
-      resync(offset, "no frame starts here");
-      continue;
-    }
-    if (!schema::frame_header_crc_ok(h)) {
-      resync(offset, "frame header checksum mismatch");
-      continue;
-    }
-    schema::FrameHeader header = schema::decode_frame_header(h);
-    frame.type = header.type;
-    frame.flags = header.flags;
-    std::uint32_t stored = header.stored_size;
-    frame.raw_size = header.raw_size;
-    if (header.reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
-        frame.raw_size > schema::kMaxFrameRawSize ||
-        ((frame.flags & schema::kFrameFlagZstd) == 0 && stored != frame.raw_size)) {
-      resync(offset, "frame header has invalid fields");
-      continue;
-    }
-    if (!fill(schema::kFrameHeaderSize + stored)) {
-      if (live_) return Event::end;  // the rest of the frame is on its way
-      report_torn_tail(offset, "file ends inside a frame (" + std::to_string(available()) + " of " +
-                                   std::to_string(schema::kFrameHeaderSize + stored) +
-                                   " bytes); the writer stopped mid-write");
-      pos_ = end_;
-      return Event::end;
-    }
-    h = buffer_.data() + pos_;
-    const unsigned char* payload = h + schema::kFrameHeaderSize;
-    if (wire::crc32c(payload, stored) != header.payload_crc) {
-      skip_bad_payload(offset, schema::kFrameHeaderSize + stored);
-      continue;
-    }
-    frame.offset = offset;
-    frame.payload = std::string_view(reinterpret_cast<const char*>(payload), stored);
-    pos_ += schema::kFrameHeaderSize + stored;
-    ++summary_.frames;
-    summary_.stored_bytes += stored;
-    summary_.raw_bytes += frame.raw_size;
-    return Event::frame;
+    bool at_preamble =
+        at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8));
+    if (auto event = at_preamble ? read_preamble() : read_frame(frame)) return *event;
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <optional>
+#include <regex>
 
 #include <CLI/CLI.hpp>
 
@@ -84,14 +86,80 @@ tm civil_parts(std::int64_t seconds, bool utc) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+double unit_seconds(const std::string& unit) {
+  switch (unit[0]) {
+    case 'u':
+      return 1e-6;
+    case 'm':
+      return unit.rfind("ms", 0) == 0 ? 1e-3 : 60;
+    case 'h':
+      return 3600;
+    case 'd':
+      return 86400;
+    case 'w':
+      return 7 * 86400;
+    default:
+      return 1;
+  }
+}
+
+// "-10m", "+5m", "1h ago", "30s" (ago unless '+').
+std::optional<std::int64_t> parse_relative_time(const std::string& option, const std::string& input,
+                                                const std::string& text, std::int64_t now) {
+  static const std::regex relative(
+      R"(([+-])?\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hour|hours|d|day|days|w|week|weeks)(\s+ago)?)");
+  std::smatch m;
+  if (!std::regex_match(text, m, relative)) return std::nullopt;
+  if (m[1] == "+" && m[4].matched) throw UsageError(option + " '" + input + "': '+' and 'ago' contradict");
+  auto delta = static_cast<std::int64_t>(std::stod(m[2]) * unit_seconds(m[3]) * 1e9);
+  return m[1] == "+" ? now + delta : now - delta;
+}
+
+// "2026-11-29 14:00:05.25", "14:00" (today), RFC 3339 with a zone.
+std::optional<std::int64_t> parse_absolute_time(const std::string& option, const std::string& input,
+                                                const std::string& text, bool utc, std::int64_t now) {
+  static const std::regex absolute(
+      R"((?:(\d{4})-(\d{2})-(\d{2}))?(?:(?:^|[t ])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(z|utc|[+-]\d{2}:?\d{2})?)");
+  std::smatch m;
+  if (text.empty() || !std::regex_match(text, m, absolute) || !(m[1].matched || m[4].matched)) return std::nullopt;
+  tm today = civil_parts(now / kSecond, utc);
+  int year = m[1].matched ? std::stoi(m[1]) : today.tm_year + 1900;
+  int month = m[1].matched ? std::stoi(m[2]) : today.tm_mon + 1;
+  int day = m[1].matched ? std::stoi(m[3]) : today.tm_mday;
+  int hour = m[4].matched ? std::stoi(m[4]) : 0;
+  int minute = m[5].matched ? std::stoi(m[5]) : 0;
+  int second = m[6].matched ? std::stoi(m[6]) : 0;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
+    throw UsageError(option + " '" + input + "': no such date or time");
+  std::int64_t fraction = 0;
+  if (m[7].matched) {
+    std::string digits = m[7];
+    digits.resize(9, '0');
+    fraction = std::stoll(digits);
+  }
+  bool zoned = m[8].matched;
+  std::int64_t seconds = civil_to_seconds(year, month, day, hour, minute, second, utc || zoned);
+  if (zoned && m[8] != "z" && m[8] != "utc") {
+    std::string zone = m[8];
+    zone.erase(std::remove(zone.begin(), zone.end(), ':'), zone.end());
+    int offset = std::stoi(zone.substr(1, 2)) * 3600 + std::stoi(zone.substr(3, 2)) * 60;
+    seconds -= zone[0] == '-' ? -offset : offset;
+  }
+  return seconds * kSecond + fraction;
+}
+
+}  // namespace
+
 std::int64_t parse_time(const std::string& option, const std::string& input, bool utc, std::int64_t now) {
   std::string text = lower(input);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.erase(0, 1);
-  constexpr std::int64_t kSecond = 1'000'000'000;
-  std::int64_t now_seconds = now / kSecond;
   auto midnight = [&](int days_from_today) {
-    tm parts = civil_parts(now_seconds, utc);
+    tm parts = civil_parts(now / kSecond, utc);
     return civil_to_seconds(parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday + days_from_today, 0, 0, 0, utc) *
            kSecond;
   };
@@ -99,74 +167,8 @@ std::int64_t parse_time(const std::string& option, const std::string& input, boo
   if (text == "today") return midnight(0);
   if (text == "yesterday") return midnight(-1);
   if (text == "tomorrow") return midnight(1);
-
-  static const std::regex relative(
-      R"(([+-])?\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hour|hours|d|day|days|w|week|weeks)(\s+ago)?)");
-  std::smatch m;
-  if (std::regex_match(text, m, relative)) {
-    if (m[1] == "+" && m[4].matched) throw UsageError(option + " '" + input + "': '+' and 'ago' contradict");
-    double amount = std::stod(m[2]);
-    std::string unit = m[3];
-    double scale = 1;
-    switch (unit[0]) {
-      case 'u':
-        scale = 1e-6;
-        break;
-      case 's':
-        scale = 1;
-        break;
-      case 'm':
-        scale = unit.rfind("ms", 0) == 0 ? 1e-3 : 60;
-        break;
-      case 'h':
-        scale = 3600;
-        break;
-      case 'd':
-        scale = 86400;
-        break;
-      case 'w':
-        scale = 7 * 86400;
-        break;
-    }
-    auto delta = static_cast<std::int64_t>(amount * scale * 1e9);
-    return m[1] == "+" ? now + delta : now - delta;
-  }
-
-  static const std::regex absolute(
-      R"((?:(\d{4})-(\d{2})-(\d{2}))?(?:(?:^|[t ])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(z|utc|[+-]\d{2}:?\d{2})?)");
-  if (!text.empty() && std::regex_match(text, m, absolute) && (m[1].matched || m[4].matched)) {
-    int year, month, day;
-    if (m[1].matched) {
-      year = std::stoi(m[1]);
-      month = std::stoi(m[2]);
-      day = std::stoi(m[3]);
-    } else {
-      tm parts = civil_parts(now_seconds, utc);
-      year = parts.tm_year + 1900;
-      month = parts.tm_mon + 1;
-      day = parts.tm_mday;
-    }
-    int hour = m[4].matched ? std::stoi(m[4]) : 0;
-    int minute = m[5].matched ? std::stoi(m[5]) : 0;
-    int second = m[6].matched ? std::stoi(m[6]) : 0;
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
-      throw UsageError(option + " '" + input + "': no such date or time");
-    std::int64_t fraction = 0;
-    if (m[7].matched) {
-      std::string digits = m[7];
-      digits.resize(9, '0');
-      fraction = std::stoll(digits);
-    }
-    bool zoned = m[8].matched;
-    std::int64_t seconds = civil_to_seconds(year, month, day, hour, minute, second, utc || zoned);
-    if (zoned && m[8] != "z" && m[8] != "utc") {
-      std::string zone = m[8];
-      zone.erase(std::remove(zone.begin(), zone.end(), ':'), zone.end());
-      int offset = std::stoi(zone.substr(1, 2)) * 3600 + std::stoi(zone.substr(3, 2)) * 60;
-      seconds -= zone[0] == '-' ? -offset : offset;
-    }
-    return seconds * kSecond + fraction;
-  }
+  if (auto relative = parse_relative_time(option, input, text, now)) return *relative;
+  if (auto absolute = parse_absolute_time(option, input, text, utc, now)) return *absolute;
   throw UsageError(option + " '" + input +
                    "' is not a time; try '2026-11-29 14:00', '2026-11-29T14:00:05Z', '-10m', '1h ago' or 'today'");
 }
