@@ -1,6 +1,8 @@
 // Shared between the runtime's translation units; never included by users.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -74,5 +76,17 @@ std::uint64_t siphash24_for_tests(std::uint64_t k0, std::uint64_t k1, const void
 void install_crash_handlers() noexcept;
 void uninstall_crash_handlers() noexcept;
 void flush_for_crash() noexcept;
+
+// Termination flush (runtime/termination.cpp): SIGTERM, SIGINT and SIGHUP,
+// where start() finds them at their default action. flush_for_termination()
+// is async-signal-safe: it has the IO threads write everything (compressed,
+// as always) and waits a bounded time, also for a stop() under way.
+void install_termination_handlers() noexcept;
+void uninstall_termination_handlers() noexcept;
+void flush_for_termination() noexcept;
+// The IO threads start with these signals blocked, so a signal meant for the
+// process runs its handler (the application's or terse's) on one of the
+// application's threads, never in the middle of a write.
+void block_termination_signals(sigset_t* previous) noexcept;
 
 }  // namespace terse::detail

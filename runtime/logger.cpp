@@ -39,6 +39,14 @@ Config with_error_reporter(Config config) {
   return config;
 }
 
+// Set while stop() drains the IO threads, cleared by the writer once the
+// last batch is written: a termination signal then waits for that instead
+// of cutting the drain short.
+std::atomic<bool> g_stop_draining{false};
+// Signal handlers using the Logger right now: stop() does not destroy it
+// under them.
+std::atomic<int> g_signal_flushes{0};
+
 }  // namespace
 
 class Logger {
@@ -47,7 +55,7 @@ class Logger {
       : config_(with_error_reporter(config)),
         collector_(config_.ordering_window, clock_, queue_, requests_, counters_),
         writer_(config_, clock_.current(), queue_, requests_, counters_) {
-    if (config_.crash_handler) {
+    if (config_.crash_handler || config_.termination_signals) {
       emergency_.resize(kEmergencyBytes);
       (void)wire::crc32c("", 0);  // its one-time setup must not first run inside a signal handler
     }
@@ -55,6 +63,8 @@ class Logger {
   }
 
   void run() {
+    sigset_t previous_mask;
+    block_termination_signals(&previous_mask);  // inherited by the threads
     collector_thread_ = std::thread([this] {
       collector_tid_.store(::gettid(), std::memory_order_relaxed);
       collector_.run();
@@ -62,7 +72,9 @@ class Logger {
     writer_thread_ = std::thread([this] {
       writer_tid_.store(::gettid(), std::memory_order_relaxed);
       writer_.run();
+      g_stop_draining.store(false, std::memory_order_release);
     });
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     // Named from here, so the names are there when start() returns.
     pthread_setname_np(collector_thread_.native_handle(), "terse-io");
     pthread_setname_np(writer_thread_.native_handle(), "terse-write");
@@ -80,23 +92,36 @@ class Logger {
   }
 
   // Async-signal-safe: atomics and nanosleep only. The collector notices the
-  // request within its idle wait (10 ms at most).
-  void flush_from_signal() noexcept {
+  // request within its idle wait (10 ms at most). A crash waits a second at
+  // most; a termination, where the IO threads are healthy and compress as
+  // always, waits as long as they make progress, up to five.
+  void flush_from_signal(bool crash) noexcept {
     pid_t self = ::gettid();
     bool io_thread_crashed =
         self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed);
     if (!io_thread_crashed) {
-      requests_.crashing.store(true, std::memory_order_relaxed);
+      if (crash) requests_.crashing.store(true, std::memory_order_relaxed);
       std::uint64_t sequence = requests_.flush.fetch_add(1, std::memory_order_acq_rel) + 1;
-      for (int waited_ms = 0; waited_ms < 1000; ++waited_ms) {
-        if (queue_.flushed_through() >= sequence) return;
-        timespec pause{0, 1'000'000};
-        nanosleep(&pause, nullptr);
-      }
+      if (wait_from_signal(sequence, crash ? 1000 : 5000)) return;
     }
     // Nobody answered (an IO thread crashed, or is stuck, say on a heap lock
     // the crashing thread held): write what the buffers hold from here.
     write_buffers_for_crash(writer_.current_fd(), emergency_.data(), emergency_.size());
+  }
+
+  // True once flush `sequence` is written; false after a second without
+  // progress or `limit_ms` in all.
+  bool wait_from_signal(std::uint64_t sequence, int limit_ms) noexcept {
+    std::uint64_t written = counters_.records_written.load(std::memory_order_relaxed);
+    int quiet_ms = 0;
+    for (int waited_ms = 0; waited_ms < limit_ms && quiet_ms < 1000; ++waited_ms, ++quiet_ms) {
+      if (queue_.flushed_through() >= sequence) return true;
+      std::uint64_t now_written = counters_.records_written.load(std::memory_order_relaxed);
+      if (now_written != written) written = now_written, quiet_ms = 0;
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+    return queue_.flushed_through() >= sequence;
   }
 
   Stats stats() {
@@ -227,7 +252,23 @@ void after_fork_in_child() {
 void flush_for_crash() noexcept {
   static std::atomic<bool> flushed{false};  // a crash flushes once, however it unwinds
   if (flushed.exchange(true)) return;
-  if (Logger* logger = g_crash_target.load(std::memory_order_acquire)) logger->flush_from_signal();
+  if (Logger* logger = g_crash_target.load(std::memory_order_acquire)) logger->flush_from_signal(true);
+}
+
+void flush_for_termination() noexcept {
+  g_signal_flushes.fetch_add(1);
+  Logger* logger = g_crash_target.load();
+  if (logger != nullptr && !g_stop_draining.load()) {
+    logger->flush_from_signal(false);
+  } else {
+    // stop() is writing everything already (perhaps on this very thread,
+    // which the IO threads do not need for it).
+    for (int waited_ms = 0; g_stop_draining.load() && waited_ms < 5000; ++waited_ms) {
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  g_signal_flushes.fetch_sub(1);
 }
 
 }  // namespace detail
@@ -249,10 +290,10 @@ void start(const Config& config) {
   logger->run();
   g_active.store(true, std::memory_order_release);
   g_logger = std::move(logger);
-  if (config.crash_handler) {
+  if (config.crash_handler || config.termination_signals)
     g_crash_target.store(g_logger.get(), std::memory_order_release);
-    install_crash_handlers();
-  }
+  if (config.crash_handler) install_crash_handlers();
+  if (config.termination_signals) install_termination_handlers();
   static bool hooks_registered =
       (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
   (void)hooks_registered;
@@ -282,9 +323,18 @@ void stop() {
   std::lock_guard lock(g_lifecycle);
   if (!g_logger) return;
   g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
-  g_crash_target.store(nullptr, std::memory_order_release);
+  g_stop_draining.store(true);  // before the target goes: a termination signal always finds one or the other
+  g_crash_target.store(nullptr);
   uninstall_crash_handlers();
   g_logger->stop();
+  g_stop_draining.store(false, std::memory_order_release);
+  // Kept through the drain, so SIGTERM during stop() waits for it instead of
+  // losing what it was writing.
+  uninstall_termination_handlers();
+  for (int waited_ms = 0; g_signal_flushes.load() > 0 && waited_ms < 10'000; ++waited_ms) {
+    timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
   buffer_settings().running.store(false, std::memory_order_release);
   g_active.store(false, std::memory_order_release);
   g_logger.reset();

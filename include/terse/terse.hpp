@@ -86,6 +86,11 @@ struct Config {
   // every record already logged before the process dies (then the previous
   // handler runs, or the signal's default action).
   bool crash_handler = true;
+  // Where SIGTERM, SIGINT or SIGHUP is at its default action when start()
+  // runs, write every record already logged, then die of that signal
+  // (`docker stop` and `systemctl stop` send SIGTERM). A handler of the
+  // application's own, or SIG_IGN, is left alone.
+  bool termination_signals = true;
   // Containers with more elements store only this many, marked as cut
   // (1 to 2^31-1).
   std::uint32_t max_container_elements = 1024;

@@ -1,0 +1,112 @@
+// Termination flush: SIGTERM, SIGINT and SIGHUP at their default action end
+// the process at once, and the records the IO threads had not written yet
+// (the last tens of milliseconds, often the ones that say why it stopped)
+// are gone. Where the application left them at the default, terse catches
+// them, has the IO threads write everything, then dies of the same signal,
+// so the exit status is what it would have been.
+//
+// Unlike a crash nothing is broken: the IO threads are healthy, so records
+// are written as always (compressed). The handler only stores to atomics
+// and sleeps, and every wait in it is bounded.
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "internal.hpp"
+
+namespace terse::detail {
+namespace {
+
+constexpr int kTerminationSignals[] = {SIGTERM, SIGINT, SIGHUP};
+constexpr int kSignalCount = sizeof kTerminationSignals / sizeof kTerminationSignals[0];
+// Longer than any flush_for_termination() takes, so a second signal waits
+// for the first one's flush but never hangs.
+constexpr int kSecondSignalWaitMs = 10'000;
+
+bool g_ours[kSignalCount];  // installed by start(); only these are ours to remove
+bool g_installed = false;
+
+enum : int { kIdle, kFlushing, kFlushed };
+std::atomic<int> g_flush_state{kIdle};
+
+void die_of(int signal_number) {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(signal_number, &action, nullptr);
+  // Blocked while this handler runs: delivered, at its default action, as
+  // soon as it returns.
+  raise(signal_number);
+}
+
+void on_termination_signal(int signal_number, siginfo_t*, void*) {
+  int idle = kIdle;
+  if (g_flush_state.compare_exchange_strong(idle, kFlushing)) {
+    flush_for_termination();
+    g_flush_state.store(kFlushed);
+  } else {
+    // A second signal (say Ctrl-C pressed again, or a supervisor signalling
+    // twice) must not cut the first one's flush short.
+    for (int waited_ms = 0; g_flush_state.load() == kFlushing && waited_ms < kSecondSignalWaitMs; ++waited_ms) {
+      timespec pause{0, 1'000'000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  die_of(signal_number);
+}
+
+bool is_default(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_DFL;
+}
+
+}  // namespace
+
+void block_termination_signals(sigset_t* previous) noexcept {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int signal_number : kTerminationSignals) sigaddset(&signals, signal_number);
+  pthread_sigmask(SIG_BLOCK, &signals, previous);
+}
+
+void install_termination_handlers() noexcept {
+  if (g_installed) return;
+  struct sigaction action {};
+  action.sa_sigaction = on_termination_signal;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : kTerminationSignals) sigaddset(&action.sa_mask, signal_number);
+  for (int i = 0; i < kSignalCount; ++i) {
+    g_ours[i] = false;
+    struct sigaction current {};
+    // SIG_IGN or a handler of the application's own: its choice stands.
+    if (sigaction(kTerminationSignals[i], nullptr, &current) != 0 || !is_default(current)) continue;
+    struct sigaction replaced {};
+    sigaction(kTerminationSignals[i], &action, &replaced);
+    g_ours[i] = true;
+    if (!is_default(replaced)) {  // another thread installed one in between
+      sigaction(kTerminationSignals[i], &replaced, nullptr);
+      g_ours[i] = false;
+    }
+  }
+  g_installed = true;
+}
+
+void uninstall_termination_handlers() noexcept {
+  if (!g_installed) return;
+  for (int i = 0; i < kSignalCount; ++i) {
+    if (!g_ours[i]) continue;
+    g_ours[i] = false;
+    struct sigaction current {};
+    sigaction(kTerminationSignals[i], nullptr, &current);
+    // A handler the application installed after start() stays.
+    if ((current.sa_flags & SA_SIGINFO) == 0 || current.sa_sigaction != on_termination_signal) continue;
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(kTerminationSignals[i], &action, nullptr);
+  }
+  g_installed = false;
+}
+
+}  // namespace terse::detail

@@ -1,0 +1,52 @@
+// Logs numbered records as fast as it can until a signal ends it. After each
+// call returns, the number is published in a shared file, so the test knows
+// which records were logged when the signal came.
+// Usage: terminated_child DIRECTORY SEQ_FILE default|own-handler
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include <terse/terse.hpp>
+
+namespace {
+
+volatile sig_atomic_t g_asked_to_stop = 0;
+
+void on_sigterm(int) { g_asked_to_stop = 1; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) return 2;
+  // Whatever the test runner left: the case under test is the default action.
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) ::signal(signal_number, SIG_DFL);
+  bool own_handler = std::strcmp(argv[3], "own-handler") == 0;
+  if (own_handler) {
+    struct sigaction action {};
+    action.sa_handler = on_sigterm;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+  }
+  int fd = ::open(argv[2], O_RDWR);
+  if (fd < 0 || ::ftruncate(fd, sizeof(std::uint64_t)) != 0) return 3;
+  void* shared = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (shared == MAP_FAILED) return 4;
+  std::atomic_ref<std::uint64_t> logged_through(*static_cast<std::uint64_t*>(shared));
+
+  terse::Config config;
+  config.directory = argv[1];
+  config.name = "term";
+  terse::start(config);
+  for (std::uint64_t seq = 0; !g_asked_to_stop; ++seq) {
+    TERSE_INFO("record {} of {}", seq, "the writer");
+    logged_through.store(seq + 1, std::memory_order_release);  // 0: nothing logged yet
+  }
+  TERSE_INFO("asked to stop");
+  terse::stop();
+  return 42;
+}
