@@ -29,6 +29,7 @@ bool g_installed = false;
 
 enum : int { kIdle, kFlushing, kFlushed };
 std::atomic<int> g_flush_state{kIdle};
+std::atomic<int> g_first_signal{0};  // the process dies of this one, however many follow
 
 void die_of(int signal_number) {
   struct sigaction action {};
@@ -43,6 +44,7 @@ void die_of(int signal_number) {
 void on_termination_signal(int signal_number, siginfo_t*, void*) {
   int idle = kIdle;
   if (g_flush_state.compare_exchange_strong(idle, kFlushing)) {
+    g_first_signal.store(signal_number);
     flush_for_termination();
     g_flush_state.store(kFlushed);
   } else {
@@ -52,6 +54,7 @@ void on_termination_signal(int signal_number, siginfo_t*, void*) {
       timespec pause{0, 1'000'000};
       nanosleep(&pause, nullptr);
     }
+    signal_number = g_first_signal.load();
   }
   die_of(signal_number);
 }

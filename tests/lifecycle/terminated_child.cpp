@@ -1,7 +1,9 @@
 // Logs numbered records as fast as it can until a signal ends it. After each
 // call returns, the number is published in a shared file, so the test knows
 // which records were logged when the signal came.
-// Usage: terminated_child DIRECTORY SEQ_FILE default|own-handler
+// Usage: terminated_child DIRECTORY SEQ_FILE default|own-handler|during-stop
+// during-stop: logs a fixed number of records and signals itself while
+// terse::stop() writes them.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include <terse/terse.hpp>
 
@@ -42,6 +45,19 @@ int main(int argc, char** argv) {
   config.directory = argv[1];
   config.name = "term";
   terse::start(config);
+  if (std::strcmp(argv[3], "during-stop") == 0) {
+    for (std::uint64_t seq = 0; seq < 200'000; ++seq) {
+      TERSE_INFO("record {} of {}", seq, "the writer");
+      logged_through.store(seq + 1, std::memory_order_release);
+    }
+    std::thread signaller([] {
+      ::usleep(1000);
+      ::kill(::getpid(), SIGTERM);
+    });
+    terse::stop();
+    signaller.join();
+    for (;;) ::pause();  // SIGTERM, at its default action again, ends it here at the latest
+  }
   for (std::uint64_t seq = 0; !g_asked_to_stop; ++seq) {
     TERSE_INFO("record {} of {}", seq, "the writer");
     logged_through.store(seq + 1, std::memory_order_release);  // 0: nothing logged yet

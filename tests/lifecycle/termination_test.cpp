@@ -97,6 +97,19 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP at their default write every record, then 
   }
 }
 
+TEST_CASE("SIGTERM while stop() writes the last records waits for them") {
+  TempDir dir;
+  std::string seq_path = dir.path() + "/logged";
+  write_file(seq_path, std::string(sizeof(std::uint64_t), '\0'));
+  pid_t pid = spawn_process({TERSE_TERMINATED_CHILD, dir.path() + "/logs", seq_path, "during-stop"});
+  REQUIRE(pid > 0);
+  int status = wait_for_end(pid);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(logged_through(seq_path) == 200'000);
+  check_nothing_lost(dir.path() + "/logs", 200'000);
+}
+
 TEST_CASE("an application's own SIGTERM handler is left in place and runs") {
   TempDir dir;
   Outcome outcome = signal_the_writer(dir, SIGTERM, "own-handler");
