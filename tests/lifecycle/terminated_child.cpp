@@ -27,7 +27,13 @@ void on_sigterm(int) { g_asked_to_stop = 1; }
 int main(int argc, char** argv) {
   if (argc < 4) return 2;
   // Whatever the test runner left: the case under test is the default action.
-  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) ::signal(signal_number, SIG_DFL);
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+    ::signal(signal_number, SIG_DFL);
+    sigaddset(&signals, signal_number);
+  }
+  sigprocmask(SIG_UNBLOCK, &signals, nullptr);
   bool own_handler = std::strcmp(argv[3], "own-handler") == 0;
   if (own_handler) {
     struct sigaction action {};
