@@ -54,7 +54,7 @@ void on_termination_signal(int signal_number, siginfo_t*, void*) {
       timespec pause{0, 1'000'000};
       nanosleep(&pause, nullptr);
     }
-    signal_number = g_first_signal.load();
+    if (int first = g_first_signal.load()) signal_number = first;
   }
   die_of(signal_number);
 }
