@@ -57,7 +57,8 @@ run() {
   echo "Taken $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)."
   echo "Produced by \`bench/ship_slow_broker.sh\`: \`terse ship --once\` over a backlog, against"
   echo "librdkafka's mock cluster with one broker that answers every request ${rtt} ms late."
-  echo "CPU is what ship's process used (user + system), all threads; nothing is pinned."
+  echo "CPU is what ship's process used (user + system), all threads; nothing is pinned, so a"
+  echo "busy machine lowers the CPU figures of a spinning thread and the rates alike."
   echo
   echo "| partitions | records | options | records/s | CPU s | wall s |"
   echo "|---:|---:|---|---:|---:|---:|"
