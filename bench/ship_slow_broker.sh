@@ -62,7 +62,7 @@ run() {
   echo
   echo "With the idempotent producer (ship's default) librdkafka keeps one produce request in flight"
   echo "per partition and, while ship is behind, its broker thread polls without sleeping until the"
-  echo "answer comes (\\`strace -c\\` counts thousands of \\`poll(…, 0)\\` a second against a few requests sent)."
+  echo "answer comes (\`strace -c\` counts thousands of \`poll(…, 0)\` a second against a few requests sent)."
   echo
   echo "| partitions | records | options | records/s | CPU s | wall s |"
   echo "|---:|---:|---|---:|---:|---:|"
