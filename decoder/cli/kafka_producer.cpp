@@ -181,6 +181,9 @@ std::string Producer::configure(rd_kafka_conf_t* conf, const ShipOptions& o) {
       {"queue.buffering.max.kbytes", std::to_string(max_kbytes)},
       // Retries keep order and never write a record twice within a run.
       {"enable.idempotence", "true"},
+      // Keyless records each to a random partition: the sticky default sends
+      // all of 10 ms to one partition, a whole burst to one.
+      {"sticky.partitioning.linger.ms", "0"},
       // A broker that is away is waited for, however long; SIGTERM ends
       // the wait, and what was not acknowledged is sent at the next start.
       {"message.timeout.ms", "0"},

@@ -112,8 +112,8 @@ class Shipper {
   // An exit code when shipping cannot start.
   std::optional<int> start();
   void produce_all();
-  // Everything produced gets its chance to be acknowledged; a second
-  // SIGTERM or SIGINT stops waiting.
+  // Everything produced gets its chance to be acknowledged: --drain-timeout
+  // from the first SIGTERM or SIGINT; a second one stops waiting.
   void drain();
   int finish();
 
@@ -393,11 +393,19 @@ void Shipper::serve(int timeout_ms) {
   keep_up();
 }
 
+// Ends at the drain's deadline, which starts at the first signal: a run that
+// read everything (--once) and has heard none waits as a follower would,
+// however long the broker takes, and the signal that ends that wait gives
+// the drain --drain-timeout like any stop. A further signal ends it at once.
 void Shipper::drain() {
-  stops_seen_ = stop_requests.load(std::memory_order_relaxed);
-  std::int64_t drain_until = steady_ms() + std::int64_t(o_.drain_timeout_s * 1000);
-  while (ledger_.in_flight() > 0 && !failed() && steady_ms() < drain_until &&
-         stop_requests.load(std::memory_order_relaxed) == stops_seen_) {
+  std::optional<std::int64_t> drain_until;
+  while (ledger_.in_flight() > 0 && !failed()) {
+    int stops = stop_requests.load(std::memory_order_relaxed);
+    if (stops > 0 && !drain_until) {
+      stops_seen_ = stops;
+      drain_until = steady_ms() + std::int64_t(o_.drain_timeout_s * 1000);
+    }
+    if (drain_until && (steady_ms() >= *drain_until || stops > stops_seen_)) break;
     producer_.flush(100);
     keep_up();
   }

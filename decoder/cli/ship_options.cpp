@@ -18,20 +18,24 @@ stands; it is replaced (write, fsync, rename) only once the broker acknowledged 
 record before that place, so a restart after a crash or kill -9 sends again at most the
 records that were unacknowledged or acknowledged after the last save (--commit-interval).
 
-A broker that is slow or away is waited for: librdkafka retries with backoff, records
-wait in a buffer bounded by --max-buffer-mb, and reading pauses while it is full. The
-application that writes the logs never waits for ship.
+A broker that is slow or away is waited for, also with --once: librdkafka retries with
+backoff, records wait in a buffer bounded by --max-buffer-mb, and reading pauses while it
+is full. The application that writes the logs never waits for ship. SIGTERM or SIGINT
+stops reading (or, with --once, the wait for acknowledgements) and drains for up to
+--drain-timeout; a second signal ends the drain.
 
 Exit codes: 0 all read records delivered (--once, or stopped by SIGTERM/SIGINT after
 draining); 1 damaged input with --once, or a cursor that fits no file; 2 bad options,
 -X property, cursor file or --mask rules; 3 a record was refused for good, or records were
-still unacknowledged when --drain-timeout ran out (they are sent again at the next start).
+still unacknowledged when the drain after a signal ended (they are sent again at the next
+start).
 
 Examples:
   terse ship --brokers k1:9092,k2:9092 --topic app-logs --cursor-file /var/lib/terse/app.cursor logs/
   terse ship ... --mask mask.rules --level info logs/
   terse ship ... -X security.protocol=ssl -X linger.ms=50 --stats-interval 10 logs/
-  terse ship ... --once logs/                  ship what is there, wait for the broker, exit)";
+  terse ship ... --once logs/                  ship what is there, wait for the broker, exit
+  timeout 10m terse ship ... --once logs/      the same, but at most 10 minutes and the drain)";
 
 }  // namespace
 
@@ -62,12 +66,12 @@ CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
                    "Seconds between progress lines on stderr: records, bytes, lag, retries (default 0: none)")
       ->check(CLI::Range(0.0, 86400.0));
   ship->add_option("--key", o.key,
-                   "Message key: none (default; spread over partitions), thread (a thread's records stay in "
+                   "Message key: none (default; each record to a random partition), thread (a thread's records stay in "
                    "order) or site (file:line)")
       ->check(CLI::IsMember({"none", "thread", "site"}));
   ship->add_flag("--once", o.once, "Ship what the files hold now, wait for every acknowledgement, exit");
   ship->add_option("--drain-timeout", o.drain_timeout_s,
-                   "Seconds to wait for acknowledgements when stopping (default 30)")
+                   "Seconds to wait for acknowledgements after SIGTERM or SIGINT (default 30)")
       ->check(CLI::Range(0.0, 86400.0));
   ship->add_flag("--show-cursor", o.show_cursor, "Add a \"cursor\" key to each message, as cat --show-cursor does");
   add_filter_options(*ship, o.filters, UntilOption::not_offered);

@@ -107,6 +107,10 @@ void MockCluster::broker_up(int id) {
   check(rd_kafka_mock_broker_set_up(cluster_, id), "bringing broker " + std::to_string(id) + " up");
 }
 
+void MockCluster::set_rtt(int id, int rtt_ms) {
+  check(rd_kafka_mock_broker_set_rtt(cluster_, id, rtt_ms), "setting broker " + std::to_string(id) + "'s round trip");
+}
+
 void MockCluster::set_leader(const std::string& topic, int partition, int broker_id) {
   check(rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker_id),
         "making broker " + std::to_string(broker_id) + " the leader of " + topic + " [" + std::to_string(partition) +

@@ -57,6 +57,8 @@ class MockCluster {
   void broker_down(int id);
   void broker_up(int id);
   void set_leader(const std::string& topic, int partition, int broker_id);
+  // Every answer of the broker is delayed by rtt_ms, as over a slow network.
+  void set_rtt(int id, int rtt_ms);
   // The next `count` Produce requests, on any broker, fail with `err`.
   void push_produce_errors(int count, rd_kafka_resp_err_t err);
 

@@ -5,9 +5,9 @@
 //
 // Prints "BOOTSTRAP host:port,..." once, then takes commands on stdin, one a
 // line, and answers each with "ok" or "error: ...":
-//   down ID | up ID | leader PARTITION ID | errors COUNT | quit
+//   down ID | up ID | leader PARTITION ID | rtt ID MS | errors COUNT | quit
 // "errors COUNT" fails the next COUNT Produce requests with
-// NOT_LEADER_FOR_PARTITION. EOF on stdin, SIGTERM and SIGINT end it too.
+// NOT_LEADER_FOR_PARTITION; "rtt ID MS" delays the broker's answers. EOF on stdin, SIGTERM and SIGINT end it too.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -81,13 +81,14 @@ bool command(terse::test::MockCluster& cluster, const std::string& topic, const 
   std::istringstream in(line);
   std::string verb;
   if (!(in >> verb)) return true;  // blank lines are not commands
-  int wanted = verb == "leader" ? 2 : verb == "quit" ? 0 : 1;
+  int wanted = verb == "leader" || verb == "rtt" ? 2 : verb == "quit" ? 0 : 1;
   int args[2] = {0, 0};
-  bool parsed = verb == "quit" || verb == "down" || verb == "up" || verb == "leader" || verb == "errors";
+  bool parsed =
+      verb == "quit" || verb == "down" || verb == "up" || verb == "leader" || verb == "rtt" || verb == "errors";
   for (int i = 0; parsed && i < wanted; ++i) parsed = static_cast<bool>(in >> args[i]);
   std::string rest;
-  if (!parsed || in >> rest || (verb == "errors" && args[0] < 0)) {
-    say("error: cannot read '" + line + "' (down ID, up ID, leader PARTITION ID, errors COUNT, quit)");
+  if (!parsed || in >> rest || (verb == "errors" && args[0] < 0) || (verb == "rtt" && args[1] < 0)) {
+    say("error: cannot read '" + line + "' (down ID, up ID, leader PARTITION ID, rtt ID MS, errors COUNT, quit)");
     return true;
   }
   try {
@@ -98,6 +99,7 @@ bool command(terse::test::MockCluster& cluster, const std::string& topic, const 
     if (verb == "down") cluster.broker_down(args[0]);
     if (verb == "up") cluster.broker_up(args[0]);
     if (verb == "leader") cluster.set_leader(topic, args[0], args[1]);
+    if (verb == "rtt") cluster.set_rtt(args[0], args[1]);
     if (verb == "errors") cluster.push_produce_errors(args[0], RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
   } catch (const std::exception& e) {
     say(std::string("error: ") + e.what());
