@@ -268,14 +268,19 @@ bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
   return true;
 }
 
-void Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
+// Producers whose rings pass half full cut the sleep short (nudge_io_thread),
+// so the long sleep of an idle process costs no records in a burst.
+bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
   auto sleep = idle_for < 100ms ? 1ms : 10ms;
   auto& wakeup = io_wakeup();
   std::unique_lock lock(wakeup.mutex);
+  wakeup.asleep.store(true, std::memory_order_seq_cst);
   wakeup.cv.wait_for(lock, sleep, [&] {
     return requests_.stop.load(std::memory_order_acquire) ||
-           requests_.flush.load(std::memory_order_acquire) > flush_handled_;
+           requests_.flush.load(std::memory_order_acquire) > flush_handled_ ||
+           !wakeup.asleep.load(std::memory_order_acquire);
   });
+  return !wakeup.asleep.exchange(false, std::memory_order_acq_rel);
 }
 
 void Collector::run() {
@@ -309,7 +314,8 @@ void Collector::run() {
       if (!drain_all) std::this_thread::yield();
       continue;
     }
-    sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
+    // A ring filling up: keep to the short sleeps until the burst is over.
+    if (sleep_while_idle(std::chrono::steady_clock::now() - idle_since)) idle_since = std::chrono::steady_clock::now();
   }
 }
 

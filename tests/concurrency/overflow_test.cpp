@@ -34,7 +34,7 @@ struct Outcome {
 // missed rather than catching up at full speed: the rate never exceeds the
 // target. Returns the number of records logged.
 std::uint64_t log_paced(std::uint64_t count, double per_second, std::uint32_t burst) {
-  constexpr std::uint64_t kMostAtOnce = 64;
+  constexpr std::uint64_t kMostAtOnce = 256;  // an eighth of the buffer
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t scheduled = 0;  // records the schedule allowed so far, logged or skipped
   std::uint64_t logged = 0;
@@ -49,7 +49,7 @@ std::uint64_t log_paced(std::uint64_t count, double per_second, std::uint32_t bu
 }
 
 Outcome paced_bursts_after_idleness() {
-  constexpr std::uint32_t kBursts = 8;
+  constexpr std::uint32_t kBursts = 12;
   // 64 KiB holds 2,048 of these records: 4 ms at the rate below, while the
   // idle IO thread sleeps 10 ms at a time.
   const double per_second = 500'000 * test_scale();
