@@ -110,18 +110,19 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 }
 
 // An idle IO thread sleeps up to 10 ms, longer than a busy thread takes to
-// fill its ring: past half full, the thread wakes it rather than drop or
-// wait later. The wake costs a syscall only when the IO thread sleeps; the
-// producer looks again after another eighth of the ring, in case the IO
-// thread went to sleep meanwhile without reaching these records.
+// fill its ring: past a quarter full, the thread wakes it rather than drop
+// or wait later; the other three quarters are what the IO thread may take
+// to get a core. The wake costs a syscall only when the IO thread sleeps;
+// the producer looks again after another eighth of the ring, in case the
+// IO thread went to sleep meanwhile without reaching these records.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   cached_read = consumed.load(std::memory_order_acquire);
   std::uint64_t fill = end - cached_read;
-  if (fill > capacity / 2) {
+  if (fill > capacity / 4) {
     nudge_io_thread();
     look_again_at = std::min(cached_read + capacity, end + capacity / 8);
   } else {
-    look_again_at = cached_read + capacity / 2;
+    look_again_at = cached_read + capacity / 4;
   }
   return fill <= capacity;
 }

@@ -34,7 +34,8 @@ Collector::Collector(std::chrono::microseconds ordering_window, ClockCalibration
       queue_(queue),
       requests_(requests),
       counters_(counters),
-      window_ticks_(clock.ticks_in(ordering_window)) {}
+      window_ticks_(clock.ticks_in(ordering_window)),
+      window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)) {}
 
 // Moves the cursor onto its next record; false when it has none left.
 bool Collector::load(Cursor& cursor) {
@@ -268,7 +269,7 @@ bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
   return true;
 }
 
-// Producers whose rings pass half full cut the sleep short (nudge_io_thread),
+// Producers whose rings fill up cut the sleep short (nudge_io_thread),
 // so the long sleep of an idle process costs no records in a burst.
 bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
   auto sleep = idle_for < 100ms ? 1ms : 10ms;
@@ -286,6 +287,7 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
 void Collector::run() {
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();
+  bool nudged = false;
   for (;;) {
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
     bool stopping = requests_.stop.load(std::memory_order_acquire);
@@ -311,11 +313,19 @@ void Collector::run() {
     submit_if_due(batch, now_steady);
     if (taken > 0) {
       idle_since = now_steady;
+      nudged = false;
       if (!drain_all) std::this_thread::yield();
       continue;
     }
-    // A ring filling up: keep to the short sleeps until the burst is over.
-    if (sleep_while_idle(std::chrono::steady_clock::now() - idle_since)) idle_since = std::chrono::steady_clock::now();
+    if (nudged) {
+      // Woken for records still inside the ordering window (a small ring):
+      // wait the window out unannounced, or the producer wakes it again at once.
+      nudged = false;
+      std::this_thread::sleep_for(window_pause_);
+      continue;
+    }
+    nudged = sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
+    if (nudged) idle_since = std::chrono::steady_clock::now();  // a ring filling up: short sleeps until it is over
   }
 }
 

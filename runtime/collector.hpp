@@ -64,6 +64,7 @@ class Collector {
   Requests& requests_;
   Counters& counters_;
   std::uint64_t window_ticks_;
+  std::chrono::steady_clock::duration window_pause_;  // the window, at most 1 ms
 
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;

@@ -40,8 +40,8 @@ struct ThreadBuffer {
   std::uint64_t write_pos = 0;
   std::uint64_t cached_read = 0;  // the consumer position as last seen
   // How far the producer writes before it looks at the consumer again: the
-  // end of the room it last saw, or sooner, where the ring passes half full
-  // and a sleeping IO thread should be told (set by look_for_room()).
+  // end of the room it last saw, or sooner, where the ring passes a quarter
+  // full and a sleeping IO thread should be told (set by look_for_room()).
   std::uint64_t look_again_at = 0;
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
@@ -85,7 +85,7 @@ struct ThreadBuffer {
   }
 
   // Out of line, as the fast path rarely gets here: re-reads the consumer
-  // position, wakes a sleeping IO thread once the ring is half full, and
+  // position, wakes a sleeping IO thread once the ring fills up, and
   // says whether the ring has room up to `end`.
   bool look_for_room(std::uint64_t end) noexcept;
 
