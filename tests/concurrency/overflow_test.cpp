@@ -62,7 +62,10 @@ Outcome paced_bursts_after_idleness() {
   Outcome outcome;
   std::thread producer([&] {
     for (std::uint32_t burst = 0; burst < kBursts; ++burst) {
-      std::this_thread::sleep_for(150ms);  // idle for over 100 ms: the IO thread sleeps its longest
+      // Idle for over 100 ms: the IO thread sleeps its longest. Its sleeps
+      // are regular, so equal pauses would meet it at the same point of a
+      // sleep every time; pauses growing by 0.85 ms meet it all along one.
+      std::this_thread::sleep_for(150ms + burst * 850us);
       outcome.attempted += log_paced(per_burst, per_second, burst);
     }
   });
