@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
     const Outcome drop = run(c, terse::Overflow::drop, buffer_bytes);
     const double total = static_cast<double>(c.records) * c.threads;
     const double written_share = 1.0 - static_cast<double>(drop.dropped) / total;
-    std::string schedule = c.rate > 0 ? std::to_string(static_cast<int>(1e3 * c.records / c.rate)) + " ms" : "-";
+    const double schedule_ms = c.rate > 0 ? 1e3 * static_cast<double>(c.records) / c.rate : 0;
+    std::string schedule = c.rate > 0 ? std::to_string(static_cast<int>(schedule_ms)) + " ms" : "-";
     std::printf("| %s | %s | %.0f ms / %" PRIu64 " (%.0f ms) | %.0f ms / %" PRIu64 " (%.0f ms, %.1f %%) |\n", c.name,
                 schedule.c_str(), block.ms, block.dropped, block.io_ms, drop.ms, drop.dropped, drop.io_ms,
                 100 * written_share);
