@@ -4,11 +4,16 @@
 // (a producer on schedule takes records / rate) and how many records
 // terse::stats() counts as dropped after flush(), plus the share written.
 //
-//   terse_bench_overflow [--records N] [--burst N] [--buffer BYTES] [--csv FILE]
+//   terse_bench_overflow [--records N] [--burst N] [--buffer BYTES] [--pace spin|sleep] [--csv FILE]
 //
 // Cases: 2 threads paced to 1, 3 and 8 M/s each, N records each
 // (default 1,000,000); 4 threads unpaced, --burst records each (default
 // 300,000). Buffers are --buffer bytes (default 1 MiB, the default Config).
+// --pace spin (default): a paced producer spins between its calls, as a
+// thread busy with other work does; where producers and IO threads share
+// too few cores, drop then loses records to CPU starvation rather than to
+// the IO thread's sleep. --pace sleep: it sleeps 50 us between runs of calls,
+// leaving the cores free, which isolates how fast the IO thread wakes.
 //
 // --csv writes one line per run:
 //   overflow,CASE,POLICY,threads,records_per_thread,rate_per_thread,ms,dropped,written_share,io_cpu_ms
@@ -42,7 +47,7 @@ struct Outcome {
 // Spins on the clock rather than sleeping: a service thread that logs at a
 // steady rate is busy between its calls, which is what keeps the IO thread
 // off a core.
-void produce(std::uint64_t records, double rate, std::chrono::steady_clock::time_point start) {
+void produce(std::uint64_t records, double rate, bool sleep, std::chrono::steady_clock::time_point start) {
   std::uint64_t i = 0;
   while (i < records) {
     std::uint64_t due = records;
@@ -54,10 +59,11 @@ void produce(std::uint64_t records, double rate, std::chrono::steady_clock::time
       const bench::ShortArgs a = bench::short_args(i);
       TERSE_INFO("request {} took {} us status {} path {}", a.request, a.took_us, a.status, a.path);
     }
+    if (sleep && rate > 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
-Outcome run(const Case& c, terse::Overflow policy, std::size_t buffer_bytes) {
+Outcome run(const Case& c, terse::Overflow policy, std::size_t buffer_bytes, bool sleep) {
   bench::TempDir dir("bench-overflow");
   terse::Config config;
   config.directory = dir.path();
@@ -68,7 +74,7 @@ Outcome run(const Case& c, terse::Overflow policy, std::size_t buffer_bytes) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the IO thread idle, as before a burst
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
-  for (int t = 0; t < c.threads; ++t) threads.emplace_back([&] { produce(c.records, c.rate, start); });
+  for (int t = 0; t < c.threads; ++t) threads.emplace_back([&] { produce(c.records, c.rate, sleep, start); });
   for (auto& thread : threads) thread.join();
   Outcome outcome;
   outcome.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -87,6 +93,7 @@ int main(int argc, char** argv) {
   std::uint64_t burst = 300'000;
   std::size_t buffer_bytes = std::size_t{1} << 20;
   const char* csv_path = nullptr;
+  bool sleep = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--records") == 0) {
       records = std::strtoull(argv[i + 1], nullptr, 10);
@@ -94,10 +101,15 @@ int main(int argc, char** argv) {
       burst = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (std::strcmp(argv[i], "--buffer") == 0) {
       buffer_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--pace") == 0 &&
+               (std::strcmp(argv[i + 1], "spin") == 0 || std::strcmp(argv[i + 1], "sleep") == 0)) {
+      sleep = std::strcmp(argv[i + 1], "sleep") == 0;
     } else if (std::strcmp(argv[i], "--csv") == 0) {
       csv_path = argv[i + 1];
     } else {
-      std::fprintf(stderr, "usage: terse_bench_overflow [--records N] [--burst N] [--buffer BYTES] [--csv FILE]\n");
+      std::fprintf(stderr,
+                   "usage: terse_bench_overflow [--records N] [--burst N] [--buffer BYTES] [--pace spin|sleep] "
+                   "[--csv FILE]\n");
       return 2;
     }
   }
@@ -111,8 +123,8 @@ int main(int argc, char** argv) {
   std::printf("| case | on schedule | block: ms / dropped (IO CPU) | drop: ms / dropped (IO CPU, written) |\n"
               "|---|---:|---|---|\n");
   for (const Case& c : cases) {
-    const Outcome block = run(c, terse::Overflow::block, buffer_bytes);
-    const Outcome drop = run(c, terse::Overflow::drop, buffer_bytes);
+    const Outcome block = run(c, terse::Overflow::block, buffer_bytes, sleep);
+    const Outcome drop = run(c, terse::Overflow::drop, buffer_bytes, sleep);
     const double total = static_cast<double>(c.records) * c.threads;
     const double written_share = 1.0 - static_cast<double>(drop.dropped) / total;
     const double schedule_ms = c.rate > 0 ? 1e3 * static_cast<double>(c.records) / c.rate : 0;
