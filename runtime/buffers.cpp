@@ -109,6 +109,24 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   delete buffer;
 }
 
+// An idle IO thread sleeps up to 10 ms, longer than a busy thread takes to
+// fill its ring: past a quarter full, the thread wakes it rather than drop
+// or wait later; the other three quarters are what the IO thread may take
+// to get a core. The wake costs a syscall only when the IO thread sleeps;
+// the producer looks again after another eighth of the ring, in case the
+// IO thread went to sleep meanwhile without reaching these records.
+bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
+  cached_read = consumed.load(std::memory_order_acquire);
+  std::uint64_t fill = end - cached_read;
+  if (fill > capacity / 4) {
+    nudge_io_thread();
+    look_again_at = std::min(cached_read + capacity, end + capacity / 8);
+  } else {
+    look_again_at = cached_read + capacity / 4;
+  }
+  return fill <= capacity;
+}
+
 static void count_drop(ThreadBuffer& buffer) noexcept {
   // Single writer: a plain load and store keep the counter exact without a
   // locked instruction.
@@ -130,7 +148,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
       count_drop(buffer);
       return nullptr;
     }
-    if (attempt == 0) wake_io_thread();
+    if (attempt == 0) nudge_io_thread();
     if (attempt < kSpins) {
 #if TERSE_CLOCK_TSC
       _mm_pause();

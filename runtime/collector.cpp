@@ -34,7 +34,8 @@ Collector::Collector(std::chrono::microseconds ordering_window, ClockCalibration
       queue_(queue),
       requests_(requests),
       counters_(counters),
-      window_ticks_(clock.ticks_in(ordering_window)) {}
+      window_ticks_(clock.ticks_in(ordering_window)),
+      window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)) {}
 
 // Moves the cursor onto its next record; false when it has none left.
 bool Collector::load(Cursor& cursor) {
@@ -268,19 +269,25 @@ bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
   return true;
 }
 
-void Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
+// Producers whose rings fill up cut the sleep short (nudge_io_thread),
+// so the long sleep of an idle process costs no records in a burst.
+bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
   auto sleep = idle_for < 100ms ? 1ms : 10ms;
   auto& wakeup = io_wakeup();
   std::unique_lock lock(wakeup.mutex);
+  wakeup.asleep.store(true, std::memory_order_seq_cst);
   wakeup.cv.wait_for(lock, sleep, [&] {
     return requests_.stop.load(std::memory_order_acquire) ||
-           requests_.flush.load(std::memory_order_acquire) > flush_handled_;
+           requests_.flush.load(std::memory_order_acquire) > flush_handled_ ||
+           !wakeup.asleep.load(std::memory_order_acquire);
   });
+  return !wakeup.asleep.exchange(false, std::memory_order_acq_rel);
 }
 
 void Collector::run() {
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();
+  bool nudged = false;
   for (;;) {
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
     bool stopping = requests_.stop.load(std::memory_order_acquire);
@@ -306,10 +313,19 @@ void Collector::run() {
     submit_if_due(batch, now_steady);
     if (taken > 0) {
       idle_since = now_steady;
+      nudged = false;
       if (!drain_all) std::this_thread::yield();
       continue;
     }
-    sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
+    if (nudged) {
+      // Woken for records still inside the ordering window (a small ring):
+      // wait the window out unannounced, or the producer wakes it again at once.
+      nudged = false;
+      std::this_thread::sleep_for(window_pause_);
+      continue;
+    }
+    nudged = sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
+    if (nudged) idle_since = std::chrono::steady_clock::now();  // a ring filling up: short sleeps until it is over
   }
 }
 

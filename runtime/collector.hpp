@@ -56,13 +56,15 @@ class Collector {
   void wait_for_calls_in_flight();
   bool anything_pending() const;
   bool submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
-  void sleep_while_idle(std::chrono::steady_clock::duration idle_for);
+  // True when a producer woke it: its ring is filling.
+  bool sleep_while_idle(std::chrono::steady_clock::duration idle_for);
 
   ClockCalibration& clock_;
   BatchQueue& queue_;
   Requests& requests_;
   Counters& counters_;
   std::uint64_t window_ticks_;
+  std::chrono::steady_clock::duration window_pause_;  // the window, at most 1 ms
 
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;

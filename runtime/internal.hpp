@@ -35,8 +35,11 @@ struct BufferRegistry {
 BufferRegistry& buffer_registry() noexcept;
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
 
-// Wakes the IO thread early (a producer is waiting for room).
+// Wakes the IO thread early: for a request (flush, stop), always.
 void wake_io_thread() noexcept;
+// For a ring filling up: only when the IO thread sleeps, and then only the
+// first caller, so that threads logging at once make one syscall between them.
+void nudge_io_thread() noexcept;
 
 // Sleeps while `word` still holds `expected`, at most `timeout_ns`.
 void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept;

@@ -121,4 +121,11 @@ void wake_io_thread() noexcept {
   wakeup.cv.notify_all();
 }
 
+void nudge_io_thread() noexcept {
+  auto& wakeup = io_wakeup();
+  // The plain load first keeps the flag's cache line shared while the IO thread is awake.
+  if (wakeup.asleep.load(std::memory_order_relaxed) && wakeup.asleep.exchange(false, std::memory_order_acq_rel))
+    wake_io_thread();
+}
+
 }  // namespace terse::detail

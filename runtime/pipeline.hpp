@@ -139,6 +139,9 @@ class BatchQueue {
 struct Wakeup {
   std::mutex mutex;
   std::condition_variable cv;
+  // Set by the IO thread before it sleeps; a producer whose ring fills
+  // clears it and wakes the IO thread, which waits until it is cleared.
+  std::atomic<bool> asleep{false};
 };
 Wakeup& io_wakeup() noexcept;
 // After fork(): the parent's IO thread may have held the old one's mutex.

@@ -38,7 +38,11 @@ struct ThreadBuffer {
   std::atomic<std::uint64_t> in_call_since{kNotInCall};
   std::uint64_t last_ticks = 0;
   std::uint64_t write_pos = 0;
-  std::uint64_t cached_read = 0;
+  std::uint64_t cached_read = 0;  // the consumer position as last seen
+  // How far the producer writes before it looks at the consumer again: the
+  // end of the room it last saw, or sooner, where the ring passes a quarter
+  // full and a sleeping IO thread should be told (set by look_for_room()).
+  std::uint64_t look_again_at = 0;
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
   // Records the drop policy discarded, written by this thread alone and
@@ -69,10 +73,7 @@ struct ThreadBuffer {
     std::uint64_t offset = pos & (capacity - 1);
     std::uint64_t to_end = capacity - offset;
     std::uint64_t needed = size <= to_end ? size : to_end + size;
-    if (pos + needed - cached_read > capacity) {
-      cached_read = consumed.load(std::memory_order_acquire);
-      if (pos + needed - cached_read > capacity) return nullptr;
-    }
+    if (pos + needed > look_again_at && !look_for_room(pos + needed)) return nullptr;
     if (size > to_end) {
       std::uint32_t marker = kRingWrapMarker;
       std::memcpy(data + offset, &marker, sizeof marker);
@@ -82,6 +83,11 @@ struct ThreadBuffer {
     write_pos = pos + size;
     return data + offset;
   }
+
+  // Out of line, as the fast path rarely gets here: re-reads the consumer
+  // position, wakes a sleeping IO thread once the ring fills up, and
+  // says whether the ring has room up to `end`.
+  bool look_for_room(std::uint64_t end) noexcept;
 
   // Opens the window between taking a record's timestamp and committing it.
   void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
