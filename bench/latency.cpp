@@ -7,6 +7,11 @@
 //
 //   terse_bench_latency [--calls N] [--burst N] [--pause-ns NS] [--csv FILE]
 //
+// terse_bench_latency_shared is the same harness linked to libterse.so; it
+// measures terse only: the call in the program (terse-shared) and the call
+// in a shared library (terse-shared-in-lib), whose thread-local access goes
+// through the dynamic TLS model.
+//
 // The human table goes to stdout; --csv writes one line per row:
 //   calibration,ticks_per_ns,VALUE
 //   calibration,tsc_step_ns,VALUE
@@ -19,6 +24,9 @@
 
 #include "baselines.hpp"
 #include "harness.hpp"
+#ifdef TERSE_BENCH_SHARED
+#include "shared_caller.hpp"
+#endif
 
 namespace {
 
@@ -115,6 +123,43 @@ void measure_empty(int cpu, const Options& options) {
   g_rows.push_back(summarize(1, "empty-timed-region", samples));
 }
 
+#ifdef TERSE_BENCH_SHARED
+class TerseSharedLogger : public bench::TerseLogger {
+ public:
+  const char* name() const { return "terse-shared"; }
+};
+
+class TerseInLibraryLogger : public bench::TerseLogger {
+ public:
+  const char* name() const { return "terse-shared-in-lib"; }
+  static void log_short(const bench::ShortArgs& a) noexcept { bench::log_short_from_library(a); }
+};
+
+void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, const Options& options) {
+  TerseSharedLogger shared_logger;
+  TerseInLibraryLogger library_logger;
+  measure(shared_logger, one, options);
+  measure(library_logger, one, options);
+  measure(shared_logger, two, options);
+  measure(library_logger, two, options);
+}
+#else
+void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, const Options& options) {
+  bench::TerseLogger terse_logger;
+  bench::SpdlogAsync spdlog_logger;
+  bench::Fprintf fprintf_logger(40 * 1024);
+  bench::FmtToMemory fmt_logger;
+  measure(terse_logger, one, options);
+  measure(spdlog_logger, one, options);
+  measure(fprintf_logger, one, options);
+  measure(fmt_logger, one, options);
+  measure(terse_logger, two, options);
+  measure(spdlog_logger, two, options);
+  measure(fprintf_logger, two, options);
+  measure(fmt_logger, two, options);
+}
+#endif
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -155,20 +200,7 @@ int main(int argc, char** argv) {
   std::vector<int> two{cpus[0], cpus.size() > 1 ? cpus[1] : cpus[0]};
 
   measure_empty(cpus.back(), options);
-  {
-    bench::TerseLogger terse_logger;
-    bench::SpdlogAsync spdlog_logger;
-    bench::Fprintf fprintf_logger(40 * 1024);
-    bench::FmtToMemory fmt_logger;
-    measure(terse_logger, one, options);
-    measure(spdlog_logger, one, options);
-    measure(fprintf_logger, one, options);
-    measure(fmt_logger, one, options);
-    measure(terse_logger, two, options);
-    measure(spdlog_logger, two, options);
-    measure(fprintf_logger, two, options);
-    measure(fmt_logger, two, options);
-  }
+  measure_loggers(one, two, options);
 
   std::printf(
       "latency per call in ns (timing cost included), %zu calls per producer, bursts of %zu, "

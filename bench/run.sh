@@ -40,7 +40,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERSE_TESTS=OFF -DTERS
   { cat "$build.configure.log" >&2; die "cmake configure failed (missing libbenchmark-dev, libspdlog-dev, libfmt-dev, libzstd-dev, libcli11-dev or libboost-dev?)"; }
 rm -f "$build.configure.log"
 cmake --build "$build" -j "$(nproc)" --target terse_bench_micro terse_bench_latency terse_bench_throughput \
-  terse_bench_decode terse_cli >/dev/null || die "build failed; run: cmake --build $build"
+  terse_bench_latency_shared terse_bench_decode terse_cli >/dev/null || die "build failed; run: cmake --build $build"
 
 rm -rf "$raw"
 mkdir -p "$raw" "$results"
@@ -52,6 +52,8 @@ echo "== micro-benchmarks (median of $reps)"
 
 echo "== latency"
 "$bin/terse_bench_latency" --calls "$calls" --csv "$raw/latency.csv"
+echo "== latency, linked to libterse.so"
+"$bin/terse_bench_latency_shared" --calls "$calls" --csv "$raw/latency_shared.csv"
 
 echo "== throughput ($millions million records)"
 "$bin/terse_bench_throughput" --millions "$millions" --csv "$raw/throughput.csv" --keep-terse "$raw/terse-logs"
@@ -110,6 +112,32 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       }
       print ""
     }' "$raw/latency.csv"
+
+  awk -F, '
+    /^latency,/ && $3 ~ /^terse/ { v[$2, $3] = $0; if (!(($2) in seenp)) { seenp[$2] = 1; ps[++np] = $2 } }
+    function cell(line, k,   f) { split(line, f, ","); return f[k + 3] }
+    END {
+      split("p50,p90,p99,p99.9,p99.99,max", names, ",")
+      print "## The shared build: latency of one call, ns"
+      print ""
+      print "The same harness linked to libterse.so: the call in the program, and in a shared library"
+      print "(its thread-local access goes through __tls_get_addr)."
+      for (i = 1; i <= np; i++) {
+        p = ps[i]
+        print ""
+        print "**" p " producer" (p > 1 ? "s" : "") "**"
+        print ""
+        print "| | static | shared, in the program | shared, in a library |"
+        print "|---|---:|---:|---:|"
+        for (k = 1; k <= 6; k++) {
+          row = "| " names[k]
+          n = split("terse,terse-shared,terse-shared-in-lib", loggers, ",")
+          for (o = 1; o <= n; o++) row = row " | " sprintf("%.0f", cell(v[p, loggers[o]], k))
+          print row " |"
+        }
+      }
+      print ""
+    }' "$raw/latency.csv" "$raw/latency_shared.csv"
 
   awk -F, '
     # Google Benchmark CSV: name,iterations,real_time,cpu_time,time_unit,...

@@ -10,6 +10,7 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
+#include "registry.hpp"
 
 namespace terse::detail {
 namespace {
@@ -121,14 +122,12 @@ void Collector::describe_site(Batch& batch, std::uint32_t id) {
   if (id == schema::kControlSiteId) return;
   if (id >= sites_written_.size()) sites_written_.resize(std::max<std::size_t>(id + 1, sites_written_.size() * 2));
   if (sites_written_[id]) return;
-  const Site* site = site_by_id(id);
+  const SiteInfo* site = site_info(id);
   while (site == nullptr) {  // published by a racing first call; visible momentarily
     std::this_thread::yield();
-    site = site_by_id(id);
+    site = site_info(id);
   }
-  schema::SiteEntry entry{id, site->level, site->line, site->file, site->format, site->arg_tags, site->arg_count, {}};
-  if (const std::string* extension = site->extension.load(std::memory_order_acquire)) entry.extension = *extension;
-  append_entry(batch.dictionary, entry);
+  append_entry(batch.dictionary, site->entry());
   sites_written_[id] = true;
 }
 
@@ -147,8 +146,8 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* args, std::size
   if (id >= delta_slots_.size()) delta_slots_.resize(std::max<std::size_t>(id + 1, delta_slots_.size() * 2));
   std::unique_ptr<DeltaSlots>& slots = delta_slots_[id];
   if (!slots) {
-    const Site* site = site_by_id(id);
-    slots = std::make_unique<DeltaSlots>(site->arg_tags, site->arg_count);
+    const SiteInfo* site = site_info(id);
+    slots = std::make_unique<DeltaSlots>(site->arg_tags.data(), site->arg_tags.size());
   }
   if (slots->batch != batch.sequence) {
     std::fill(slots->previous.begin(), slots->previous.end(), 0);

@@ -11,6 +11,7 @@
 #include <terse/frame.hpp>
 
 #include "internal.hpp"
+#include "registry.hpp"
 
 namespace terse::detail {
 namespace {
@@ -91,12 +92,6 @@ schema::ThreadEntry thread_entry(const ThreadBuffer& b) {
   return {b.index, b.os_tid, std::string_view(b.name, ::strnlen(b.name, sizeof b.name))};
 }
 
-schema::SiteEntry site_entry(std::uint32_t id, const Site& site) {
-  schema::SiteEntry entry{id, site.level, site.line, site.file, site.format, site.arg_tags, site.arg_count, {}};
-  if (const std::string* extension = site.extension.load(std::memory_order_acquire)) entry.extension = *extension;
-  return entry;
-}
-
 }  // namespace
 
 void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
@@ -120,7 +115,7 @@ void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
       }
       std::memcpy(&header, b.data + offset, sizeof header);
       if (header.site_id != schema::kControlSiteId) {
-        if (const Site* site = site_by_id(header.site_id)) out.entry(site_entry(header.site_id, *site));
+        if (const SiteInfo* site = site_info(header.site_id)) out.entry(site->entry());
       }
       out.record(header, b.index, b.data + offset + kRingHeaderSize);
       position += ring_stride(header.args_size);

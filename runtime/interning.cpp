@@ -3,11 +3,11 @@
 #include <cstring>
 #include <functional>
 
-#include <terse/detail/site.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "registry.hpp"
 
 namespace terse::detail {
 namespace {
@@ -46,11 +46,11 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
     wire::put_varint(rewritten, record.thread);
     wire::put_varint(rewritten, record.tick_delta);
     std::string_view args = record.args;
-    const Site* site =
-        record.site_id == schema::kControlSiteId ? nullptr : site_by_id(static_cast<std::uint32_t>(record.site_id));
+    const SiteInfo* site =
+        record.site_id == schema::kControlSiteId ? nullptr : site_info(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
     if (site == nullptr || args.size() < kMinLength ||
-        !rewrite_args(args, site->arg_tags, site->arg_count, args_, entries, changed)) {
+        !rewrite_args(args, site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
       wire::put_bytes(rewritten, args);
     } else {
       wire::put_bytes(rewritten, args_);

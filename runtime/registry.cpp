@@ -1,6 +1,9 @@
+#include "registry.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -16,14 +19,14 @@ constexpr std::uint32_t kChunkBits = 12;
 constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
 constexpr std::uint32_t kChunkCount = 1024;
 
-std::atomic<std::atomic<const Site*>*> g_chunks[kChunkCount];
+std::atomic<std::atomic<const SiteInfo*>*> g_chunks[kChunkCount];
 std::atomic<std::uint32_t> g_next_id{1};  // 0 is the control-record id
 
-std::atomic<const Site*>* chunk_for(std::uint32_t id, bool create) noexcept {
+std::atomic<const SiteInfo*>* chunk_for(std::uint32_t id, bool create) noexcept {
   auto& slot = g_chunks[id >> kChunkBits];
-  std::atomic<const Site*>* chunk = slot.load(std::memory_order_acquire);
+  std::atomic<const SiteInfo*>* chunk = slot.load(std::memory_order_acquire);
   if (chunk != nullptr || !create) return chunk;
-  auto* fresh = new (std::nothrow) std::atomic<const Site*>[kChunkSize]();
+  auto* fresh = new (std::nothrow) std::atomic<const SiteInfo*>[kChunkSize]();
   if (fresh == nullptr) return nullptr;
   if (slot.compare_exchange_strong(chunk, fresh, std::memory_order_acq_rel)) return fresh;
   delete[] fresh;
@@ -31,21 +34,28 @@ std::atomic<const Site*>* chunk_for(std::uint32_t id, bool create) noexcept {
 }
 
 // FORMAT.md §6: arg_types, then arg_names when the site has any.
-bool build_extension(Site& site, const char* const* names) noexcept {
-  if (site.describe_types == nullptr || site.extension.load(std::memory_order_acquire) != nullptr) return true;
+void build_extension(const Site& site, const char* const* names, std::string& extension) {
+  if (site.describe_types == nullptr) return;
+  site.describe_types(extension);
+  if (names != nullptr) {
+    wire::put_varint(extension, site.arg_count);
+    for (std::uint8_t i = 0; i < site.arg_count; ++i) wire::put_bytes(extension, std::string_view(names[i]));
+  }
+}
+
+// nullptr when out of memory: the call is lost, the next one tries again.
+std::unique_ptr<SiteInfo> copy_site(const Site& site, const char* const* names) noexcept {
   try {
-    auto extension = std::make_unique<std::string>();
-    site.describe_types(*extension);
-    if (names != nullptr) {
-      wire::put_varint(*extension, site.arg_count);
-      for (std::uint8_t i = 0; i < site.arg_count; ++i) wire::put_bytes(*extension, std::string_view(names[i]));
-    }
-    const std::string* expected = nullptr;
-    if (site.extension.compare_exchange_strong(expected, extension.get(), std::memory_order_acq_rel))
-      extension.release();  // lives as long as the site: for the rest of the process
-    return true;
+    auto info = std::make_unique<SiteInfo>();
+    info->level = site.level;
+    info->line = site.line;
+    info->file = site.file;
+    info->format = site.format;
+    info->arg_tags.assign(site.arg_tags, site.arg_tags + site.arg_count);
+    build_extension(site, names, info->extension);
+    return info;
   } catch (...) {
-    return false;  // out of memory: the call is lost, the next one tries again
+    return nullptr;
   }
 }
 
@@ -54,22 +64,34 @@ bool build_extension(Site& site, const char* const* names) noexcept {
 std::uint32_t register_site(Site& site, const char* const* names) noexcept {
   std::uint32_t current = site.id.load(std::memory_order_acquire);
   if (current != 0) return current;
-  if (!build_extension(site, names)) return 0;
+  std::unique_ptr<SiteInfo> info = copy_site(site, names);
+  if (info == nullptr) return 0;
   std::uint32_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   if (id >= kChunkSize * kChunkCount) return 0;
   auto* chunk = chunk_for(id, true);
   if (chunk == nullptr) return 0;
-  // Published before the id, so whoever sees the id finds the site.
-  chunk[id & (kChunkSize - 1)].store(&site, std::memory_order_release);
+  info->id = id;
+  // Lives for the rest of the process, after the site's library too.
+  const SiteInfo* copy = info.release();
+  // Published before the id, so whoever sees the id finds the copy.
+  std::atomic<const SiteInfo*>& slot = chunk[id & (kChunkSize - 1)];
+  slot.store(copy, std::memory_order_release);
   if (site.id.compare_exchange_strong(current, id, std::memory_order_acq_rel)) return id;
-  // Another thread registered this site first; the id taken here stays unused.
+  // Another thread registered this site first; the id taken here stays
+  // unused. Its copy leaves the walk but is not freed: a walk may be reading it.
+  slot.store(nullptr, std::memory_order_release);
   return current;
 }
 
-const Site* site_by_id(std::uint32_t id) noexcept {
+const SiteInfo* site_info(std::uint32_t id) noexcept {
   if (id >= kChunkSize * kChunkCount) return nullptr;
   auto* chunk = chunk_for(id, false);
   return chunk ? chunk[id & (kChunkSize - 1)].load(std::memory_order_acquire) : nullptr;
+}
+
+std::uint32_t site_id_bound() noexcept {
+  std::uint32_t bound = g_next_id.load(std::memory_order_acquire);
+  return bound < kChunkSize * kChunkCount ? bound : kChunkSize * kChunkCount;
 }
 
 }  // namespace terse::detail

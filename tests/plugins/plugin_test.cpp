@@ -1,0 +1,97 @@
+// A library that logs and is then unloaded (dlclose) while its records still
+// wait to be written: every record decodes, in the process's one file.
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+
+namespace {
+
+constexpr int kRounds = 3;
+constexpr int kPerRound = 1000;
+
+std::vector<std::string> expected_plugin_messages(int round) {
+  std::string name = "plugin-" + std::to_string(round);
+  std::vector<std::string> messages;
+  for (int i = 0; i < kPerRound; ++i) {
+    switch (i % 4) {
+      case 0:
+        messages.push_back(fmt::format("round {} record {} from {}", round, i, name));
+        break;
+      case 1:
+        messages.push_back(fmt::format("{}: value {:x} ratio {:.3f}", "loaded", i * 7, i / 4.0));
+        break;
+      case 2:
+        messages.push_back(fmt::format("items {}", std::vector<int>{round, i, i * 2}));
+        break;
+      default:
+        messages.push_back(fmt::format("named {who} at {at}", fmt::arg("who", name), fmt::arg("at", i)));
+        break;
+    }
+  }
+  return messages;
+}
+
+// Exit codes of the child: what went wrong before the records were checked.
+enum ChildFailure { kOpenFailed = 10, kSymbolMissing = 11, kCloseFailed = 12, kStillLoaded = 13 };
+
+// Loads the plugin, logs through it and unloads it at once, before the IO
+// thread has had a chance to write those records.
+int run_round(int round) {
+  void* plugin = ::dlopen(TERSE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (plugin == nullptr) return kOpenFailed;
+  auto plugin_log = reinterpret_cast<void (*)(int, int)>(::dlsym(plugin, "plugin_log"));
+  if (plugin_log == nullptr) return kSymbolMissing;
+  plugin_log(round, kPerRound);
+  if (::dlclose(plugin) != 0) return kCloseFailed;
+  // Really gone, its memory unmapped: not kept by RTLD_NODELETE or a unique symbol.
+  if (::dlopen(TERSE_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD) != nullptr) return kStillLoaded;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("records of an unloaded library are written and decode") {
+  TempDir dir;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    terse::start(test_config(dir.path()));
+    TERSE_INFO("main {}", "before");
+    for (int round = 1; round <= kRounds; ++round) {
+      if (int failure = run_round(round)) std::_Exit(failure);
+    }
+    TERSE_INFO("main {}", "after");
+    terse::stop();
+    std::_Exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO("child exit code (128 + signal when killed; 10-13: see ChildFailure): " << exit_code(status));
+  REQUIRE(exit_code(status) == 0);
+
+  std::vector<std::string> expected{"main before"};
+  for (int round = 1; round <= kRounds; ++round) {
+    std::vector<std::string> messages = expected_plugin_messages(round);
+    expected.insert(expected.end(), messages.begin(), messages.end());
+  }
+  expected.push_back("main after");
+
+  Decoded decoded = decode_dir(dir.path());
+  CHECK(decoded.intact());
+  REQUIRE(decoded.lines.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(decoded.lines[i].message == expected[i]);
+  }
+}
