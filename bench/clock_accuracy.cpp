@@ -1,8 +1,8 @@
 // Timestamp accuracy from process start: three threads log the
 // CLOCK_REALTIME value read just before each call, every 2–10 ms, for
 // `--seconds`; the files are decoded with the decoder library and decoded −
-// logged is printed as percentiles over all records, the first second, and
-// the rest. A preemption between the read and the call adds a positive error,
+// logged is printed as percentiles over all records, the first second, the
+// rest, and each thread's first call apart. A preemption between the read and the call adds a positive error,
 // so the negative side (min) is the calibration's alone.
 //
 //   terse_bench_clock_accuracy [--seconds S]
@@ -39,6 +39,9 @@ void log_paced(std::chrono::milliseconds run_for) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 3; ++t) {
     threads.emplace_back([t, until] {
+      // Apart: a thread's first call sets up its buffer before it reads the clock.
+      std::int64_t first = realtime_now();
+      TERSE_INFO("first {}", first);
       for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
         std::int64_t now = realtime_now();
         TERSE_INFO("paced {}", now);
@@ -51,6 +54,7 @@ void log_paced(std::chrono::milliseconds run_for) {
 
 struct Decoded {
   std::vector<std::pair<std::int64_t, std::int64_t>> logged_and_error;
+  std::vector<std::int64_t> first_call_errors;
   std::uint64_t reversals = 0;  // within a thread
 };
 
@@ -64,9 +68,12 @@ Decoded decode(const std::string& dir) {
   std::string message;
   auto sink = [&](const dec::Record& record) {
     message.clear();
-    if (!dec::render_message(record, message) || message.rfind("paced ", 0) != 0) return;
-    std::int64_t logged = std::strtoll(message.c_str() + 6, nullptr, 10);
-    out.logged_and_error.emplace_back(logged, record.unix_ns - logged);
+    if (!dec::render_message(record, message)) return;
+    std::size_t space = message.find(' ');
+    if (space == std::string::npos) return;
+    std::int64_t logged = std::strtoll(message.c_str() + space + 1, nullptr, 10);
+    if (message.rfind("first ", 0) == 0) out.first_call_errors.push_back(record.unix_ns - logged);
+    if (message.rfind("paced ", 0) == 0) out.logged_and_error.emplace_back(logged, record.unix_ns - logged);
     auto [last, first] = last_by_thread.try_emplace(record.thread->os_tid, record.unix_ns);
     if (!first && record.unix_ns < last->second) ++out.reversals;
     last->second = record.unix_ns;
@@ -116,6 +123,7 @@ int main(int argc, char** argv) {
   print_row("all", all);
   print_row("first second", first_second);
   print_row("after", later);
+  print_row("thread's first", decoded.first_call_errors);
   std::printf("reversals within a thread: %llu\n", static_cast<unsigned long long>(decoded.reversals));
   return 0;
 }

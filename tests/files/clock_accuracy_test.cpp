@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
@@ -110,10 +110,11 @@ TEST_CASE("records decode to the wall clock at their call from the first second 
     worst_ns = error_ns;
     worst_window = window;
   }
-  INFO(paced.size() << " paced records in " << windows.size() << " windows; the worst is off by " << worst_ns
-                    << " ns, " << worst_window * kWindowNs / 1'000'000 << " ms after the first record");
-  // The bench's goal is ±10 µs for every record; the smallest error of a
-  // window is well inside it unless the calibration is off.
-  CHECK(std::abs(worst_ns) <= 10'000);
+  INFO(paced.size() << " paced records in " << windows.size() << " windows; the worst is off by " << worst_ns << " ns, "
+                    << worst_window * kWindowNs / 1'000'000 << " ms after the first record");
+  // The goal is ±10 µs for every record (the bench checks it on a quiet
+  // machine); the calibration's own error stays under a microsecond, and it
+  // was tens to hundreds of microseconds in the first second before.
+  CHECK(std::abs(worst_ns) <= 5'000);
   CHECK(reversals == 0);
 }
