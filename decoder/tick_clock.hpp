@@ -1,4 +1,4 @@
-// FORMAT.md §5: a records' ticks to wall-clock time, through the calibration
+// FORMAT.md §5: a record's ticks to wall-clock time, through the calibration
 // points of the current file.
 #pragma once
 
