@@ -15,6 +15,7 @@
 
 #include "frame_reader.hpp"
 #include "structured.hpp"
+#include "tick_clock.hpp"
 
 namespace terse::decoder {
 
@@ -54,10 +55,7 @@ struct StreamDecoder::State {
   // record may still refer to it: only dictionary frames change them.
   std::unordered_map<std::uint32_t, std::string> texts;
   std::size_t text_bytes = 0;
-  bool calibrated = false;
-  std::uint64_t cal_ticks = 0;
-  std::int64_t cal_unix_ns = 0;
-  double cal_ticks_per_second = 1e9;
+  detail::TickClock clock;
   bool reported_missing_calibration = false;
   std::vector<Arg> arg_values;
   std::string raw;  // decompressed payload
@@ -129,7 +127,7 @@ struct StreamDecoder::State {
     unknown_sites_reported.clear();
     texts.clear();
     text_bytes = 0;
-    calibrated = false;
+    clock.reset();
     reported_missing_calibration = false;
     in_records = false;
   }
@@ -167,17 +165,7 @@ struct StreamDecoder::State {
     return it->second;
   }
 
-  // Saturates instead of overflowing: a hostile calibration can put any
-  // record at any time, but never into undefined behaviour.
-  std::int64_t to_unix_ns(std::uint64_t ticks) const {
-    if (!calibrated) return static_cast<std::int64_t>(ticks & INT64_MAX);
-    double delta = static_cast<double>(static_cast<std::int64_t>(ticks - cal_ticks)) * 1e9 / cal_ticks_per_second;
-    double when = static_cast<double>(cal_unix_ns) + delta;
-    constexpr double kLimit = 9.2e18;  // inside int64 with room for rounding
-    if (!(when > -kLimit)) return static_cast<std::int64_t>(-kLimit);
-    if (!(when < kLimit)) return static_cast<std::int64_t>(kLimit);
-    return cal_unix_ns + static_cast<std::int64_t>(std::llround(std::clamp(delta, -kLimit, kLimit)));
-  }
+  std::int64_t to_unix_ns(std::uint64_t ticks) const { return clock.to_unix_ns(ticks); }
 
   void damage(std::uint64_t offset, std::string what) { reader->report(offset, std::move(what)); }
 
@@ -340,7 +328,7 @@ bool StreamDecoder::State::next(Record& record) {
           damage(frame.offset, "records frame is too short");
           break;
         }
-        if (!calibrated && !reported_missing_calibration) {
+        if (!clock.calibrated() && !reported_missing_calibration) {
           reported_missing_calibration = true;
           damage(frame.offset, "records before any clock calibration; times are raw ticks");
         }
@@ -376,10 +364,7 @@ void StreamDecoder::State::calibration(const Frame& frame, std::string_view payl
     damage(frame.offset, "calibration frame is malformed");
     return;
   }
-  calibrated = true;
-  cal_ticks = ticks;
-  cal_unix_ns = unix_ns;
-  cal_ticks_per_second = rate;
+  clock.add(ticks, unix_ns, rate);
 }
 
 void StreamDecoder::State::dictionary(const Frame& frame, std::string_view payload) {

@@ -1,5 +1,8 @@
 #include "clock.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -8,16 +11,42 @@
 namespace terse::detail {
 namespace {
 
+// A rate measured over a span T is off by about (sampling jitter) / T, and
+// an error in it grows with the time it is used for: the period doubles from
+// the first, so each point is used for about as long as it was measured
+// over, and then stays at a second.
+constexpr std::int64_t kFirstPeriodNs = 10'000'000;
 constexpr std::int64_t kCalibrationPeriodNs = 1'000'000'000;
+// A wall clock that moved further than this from the line (set by hand or
+// stepped by NTP) is followed at once instead of steered towards: a rate
+// changed by more than 0.5 % would no longer be a clock's.
+constexpr std::int64_t kLongestSlewNs = 1'000'000;
+constexpr std::int64_t kSlewDivisor = 200;
+// The first call of the wall clock in a process can take microseconds (its
+// data page is cold), and a preemption between the reads makes any sample
+// wide: the narrowest of a few is kept.
+constexpr int kSamplesPerPoint = 4;
 
 // The tick count halfway through reading the wall clock.
 Calibration sample_clock() {
-  Calibration c;
-  std::uint64_t before = ticks();
-  c.unix_ns = realtime_ns();
-  std::uint64_t after = ticks();
-  c.ticks = before + (after - before) / 2;
-  return c;
+  Calibration best;
+  std::uint64_t narrowest = UINT64_MAX;
+  for (int i = 0; i < kSamplesPerPoint; ++i) {
+    std::uint64_t before = ticks();
+    std::int64_t unix_ns = realtime_ns();
+    std::uint64_t after = ticks();
+    if (after - before >= narrowest) continue;
+    narrowest = after - before;
+    best.ticks = before + (after - before) / 2;
+    best.unix_ns = unix_ns;
+  }
+  return best;
+}
+
+// FORMAT.md §5's conversion, as a reader does it.
+std::int64_t unix_ns_at(const Calibration& c, std::uint64_t ticks) {
+  double delta = static_cast<double>(static_cast<std::int64_t>(ticks - c.ticks)) * 1e9 / c.ticks_per_second;
+  return c.unix_ns + static_cast<std::int64_t>(std::llround(delta));
 }
 
 }  // namespace
@@ -28,7 +57,7 @@ std::int64_t realtime_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-ClockCalibration::ClockCalibration() {
+ClockCalibration::ClockCalibration() : period_ns_(kFirstPeriodNs) {
   anchor_ = sample_clock();
 #if TERSE_CLOCK_TSC
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -47,24 +76,38 @@ std::uint64_t ClockCalibration::ticks_in(std::chrono::microseconds span) const {
   return static_cast<std::uint64_t>(static_cast<double>(span.count()) * 1e-6 * calibration_.ticks_per_second);
 }
 
-// The rate is measured over the whole time since start, so it sharpens as
-// the process runs; the anchor follows the wall clock.
 bool ClockCalibration::refresh(Calibration& out) {
   Calibration now = sample_clock();
-  if (now.unix_ns - calibration_.unix_ns < kCalibrationPeriodNs) return false;
-#if TERSE_CLOCK_TSC
-  if (now.unix_ns > anchor_.unix_ns && now.ticks > anchor_.ticks) {
-    now.ticks_per_second =
-        static_cast<double>(now.ticks - anchor_.ticks) * 1e9 / static_cast<double>(now.unix_ns - anchor_.unix_ns);
-  } else {
-    now.ticks_per_second = calibration_.ticks_per_second;
-  }
-#else
-  now.ticks_per_second = 1e9;
-#endif
-  calibration_ = now;
+  if (now.unix_ns - calibration_.unix_ns < period_ns_) return false;
+  period_ns_ = std::min(period_ns_ * 2, kCalibrationPeriodNs);
+  calibration_ = continue_line(now);
   out = calibration_;
   return true;
+}
+
+// The rate is measured over the whole time since start, so it sharpens as
+// the process runs. The new point is where the current line is at `measured`
+// (never where the wall clock is: times would jump there), with a rate that
+// makes up the line's distance to the wall clock over the next period.
+Calibration ClockCalibration::continue_line(const Calibration& measured) {
+  double rate = anchor_.ticks_per_second;
+#if TERSE_CLOCK_TSC
+  if (measured.unix_ns > anchor_.unix_ns && measured.ticks > anchor_.ticks)
+    rate = static_cast<double>(measured.ticks - anchor_.ticks) * 1e9 /
+           static_cast<double>(measured.unix_ns - anchor_.unix_ns);
+#endif
+  std::int64_t ahead_ns = unix_ns_at(calibration_, measured.ticks) - measured.unix_ns;
+  if (std::llabs(ahead_ns) > std::min(kLongestSlewNs, period_ns_ / kSlewDivisor)) {
+    // The wall clock stepped: rates measured across the step would be wrong,
+    // so they are measured from here on, starting from the last good one.
+    double last_rate = anchor_.ticks_per_second;
+    anchor_ = measured;
+    anchor_.ticks_per_second = last_rate;
+    return anchor_;
+  }
+  anchor_.ticks_per_second = rate;
+  double period = static_cast<double>(period_ns_);
+  return {measured.ticks, measured.unix_ns + ahead_ns, rate * period / (period - static_cast<double>(ahead_ns))};
 }
 
 }  // namespace terse::detail

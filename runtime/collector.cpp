@@ -292,7 +292,7 @@ void Collector::run() {
     bool stopping = requests_.stop.load(std::memory_order_acquire);
     bool drain_all = stopping || flush_target > flush_handled_;
     refresh_buffers();
-    if (clock_.refresh(batch->calibration)) batch->calibration_changed = true;
+    if (!batch->calibration_changed && clock_.refresh(batch->calibration)) batch->calibration_changed = true;
     if (drain_all) wait_for_calls_in_flight();
     std::uint64_t now = ticks();
     std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
