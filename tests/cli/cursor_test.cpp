@@ -154,7 +154,7 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
   auto lines = split_lines(run_terse({"cat", "-o", "json", "--show-cursor", dir.path()}).out);
   REQUIRE(lines.size() == 20);
   std::string good = field(lines[3], "cursor");
-  REQUIRE(good.rfind("2.", 0) == 0);
+  REQUIRE(good.rfind("3.", 0) == 0);
   std::string changed = good;
   changed[good.size() / 2] = changed[good.size() / 2] == 'A' ? 'B' : 'A';
 
@@ -220,10 +220,10 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
   using terse::cli::Cursor;
   using terse::cli::InputPosition;
   std::vector<InputPosition> inputs{
-      {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}},
-      {7u, {"copied by hand.tlog", 0, 0, 0}}};
+      {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}, 0xfedcba9876543210ULL},
+      {7u, {"copied by hand.tlog", 0, 0, 0}, std::nullopt}};
   auto text = terse::cli::encode_cursor(inputs);
-  CHECK(text.rfind("2.", 0) == 0);
+  CHECK(text.rfind("3.", 0) == 0);
   CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) ==
         std::string::npos);
   auto back = terse::cli::parse_cursor(text);
@@ -235,7 +235,15 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
     CHECK(back.inputs[i].at.frame_offset == inputs[i].at.frame_offset);
     CHECK(back.inputs[i].at.frame_index == inputs[i].at.frame_index);
     CHECK(back.inputs[i].at.ticks == inputs[i].at.ticks);
+    CHECK(back.inputs[i].writer == inputs[i].writer);
   }
+  // Version 2, as terse printed before writers were told apart: no writer.
+  auto v2 = terse::cli::parse_cursor(terse::cli::encode_cursor_v2(inputs));
+  REQUIRE(v2.error.empty());
+  REQUIRE(v2.inputs.size() == 2);
+  CHECK(v2.inputs[0].at.file == inputs[0].at.file);
+  CHECK(v2.inputs[0].dir_hash == inputs[0].dir_hash);
+  CHECK(!v2.inputs[0].writer);
   // Every cut and every one-character change is refused, not read as another place.
   for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::cli::parse_cursor(text.substr(0, n)).error.empty());
   for (std::size_t i = 2; i < text.size(); ++i) {
