@@ -220,7 +220,7 @@ ParsedCursor parse_cursor(const std::string& text) {
   if (text.rfind("1-", 0) == 0) {
     auto v1 = decode_cursor_v1(text);
     if (!v1) return fail("it starts as a cursor of version 1 but is not one (1-NAME-OFFSET-INDEX-TICKS in hex)");
-    parsed.inputs.push_back(InputPosition{std::nullopt, std::move(*v1)});
+    parsed.inputs.push_back(InputPosition{std::nullopt, std::move(*v1), std::nullopt});
     return parsed;
   }
   bool with_writer = text.rfind("3.", 0) == 0;
