@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 
 #include <zstd.h>
 
@@ -62,7 +63,19 @@ std::string varint_text(std::uint64_t v) {
   return s;
 }
 
-std::string info_payload(std::uint32_t sequence) {
+// Random, so that runs never share one: pids repeat across containers and
+// restarts. Without a random source, time and pid still tell runs apart.
+std::uint64_t new_run_id() {
+  std::uint64_t id = static_cast<std::uint64_t>(realtime_ns()) ^ (static_cast<std::uint64_t>(::getpid()) << 40);
+  try {
+    std::random_device random;
+    id ^= static_cast<std::uint64_t>(random()) << 32 | random();
+  } catch (...) {
+  }
+  return id;
+}
+
+std::string info_payload(std::uint32_t sequence, std::uint64_t run_id) {
   std::string info;
   auto put_info = [&](schema::InfoKey key, const std::string& value) {
     put_entry(info, static_cast<std::uint8_t>(key), value);
@@ -75,12 +88,15 @@ std::string info_payload(std::uint32_t sequence) {
   put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : "monotonic");
   put_info(schema::InfoKey::created_unix_ns, varint_text(static_cast<std::uint64_t>(realtime_ns())));
   put_info(schema::InfoKey::private_values, private_values_word());
+  std::string run_id_bytes;
+  wire::put_le<std::uint64_t>(run_id_bytes, run_id);
+  put_info(schema::InfoKey::run_id, run_id_bytes);
   return info;
 }
 
 }  // namespace
 
-FrameEncoder::FrameEncoder() : cctx_(ZSTD_createCCtx()) {
+FrameEncoder::FrameEncoder() : cctx_(ZSTD_createCCtx()), run_id_(new_run_id()) {
   if (cctx_ == nullptr) throw Error("terse: cannot create a zstd compression context");
 }
 
@@ -137,7 +153,7 @@ void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, c
   unsigned char preamble[schema::kPreambleSize];
   schema::encode_preamble(schema::Preamble{}, preamble);
   out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);
-  append_frame(out, schema::FrameType::info, info_payload(sequence), 0);
+  append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_), 0);
   append_calibration(out, calibration);
 }
 

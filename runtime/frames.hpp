@@ -36,6 +36,9 @@ class FrameEncoder {
  private:
   ZSTD_CCtx* cctx_;
   std::string scratch_;
+  // FORMAT.md §4 key 9: tells this run's files from those of another process
+  // writing the same NAME at the same time, or of an earlier run with this pid.
+  std::uint64_t run_id_;
 };
 
 }  // namespace terse::detail

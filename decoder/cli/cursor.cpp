@@ -126,13 +126,19 @@ int hex_digit(char ch) {
 
 }  // namespace
 
-// ---- version 2 ----------------------------------------------------------------
+// ---- versions 2 and 3 -------------------------------------------------------
 
-std::string encode_cursor(const std::vector<InputPosition>& inputs) {
+namespace {
+
+std::string encode_entries(const std::vector<InputPosition>& inputs, bool with_writer) {
   std::string bytes;
   put_varint(bytes, inputs.size());
   for (const auto& input : inputs) {
     put_u32(bytes, input.dir_hash.value_or(0));
+    if (with_writer) {
+      put_u32(bytes, static_cast<std::uint32_t>(input.writer.value_or(0)));
+      put_u32(bytes, static_cast<std::uint32_t>(input.writer.value_or(0) >> 32));
+    }
     put_varint(bytes, input.at.file.size());
     bytes += input.at.file;
     put_varint(bytes, input.at.frame_offset);
@@ -140,8 +146,14 @@ std::string encode_cursor(const std::vector<InputPosition>& inputs) {
     put_varint(bytes, input.at.ticks);
   }
   put_u32(bytes, fnv1a32(bytes));
-  return "2." + base64url(bytes);
+  return base64url(bytes);
 }
+
+}  // namespace
+
+std::string encode_cursor(const std::vector<InputPosition>& inputs) { return "3." + encode_entries(inputs, true); }
+
+std::string encode_cursor_v2(const std::vector<InputPosition>& inputs) { return "2." + encode_entries(inputs, false); }
 
 // ---- version 1 ----------------------------------------------------------------
 
@@ -208,10 +220,12 @@ ParsedCursor parse_cursor(const std::string& text) {
   if (text.rfind("1-", 0) == 0) {
     auto v1 = decode_cursor_v1(text);
     if (!v1) return fail("it starts as a cursor of version 1 but is not one (1-NAME-OFFSET-INDEX-TICKS in hex)");
-    parsed.inputs.push_back(InputPosition{std::nullopt, std::move(*v1)});
+    parsed.inputs.push_back(InputPosition{std::nullopt, std::move(*v1), std::nullopt});
     return parsed;
   }
-  if (text.rfind("2.", 0) != 0) return fail("it does not start with a cursor version ('2.', or '1-' from older terse)");
+  bool with_writer = text.rfind("3.", 0) == 0;
+  if (!with_writer && text.rfind("2.", 0) != 0)
+    return fail("it does not start with a cursor version ('3.', or '2.' or '1-' from older terse)");
   std::string error;
   auto bytes = from_base64url(std::string_view(text).substr(2), 2, error);
   if (!bytes) return fail(error);
@@ -228,9 +242,10 @@ ParsedCursor parse_cursor(const std::string& text) {
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string which = "input " + std::to_string(i + 1) + " of " + std::to_string(count);
     InputPosition input;
-    std::uint32_t dir = 0;
+    std::uint32_t dir = 0, writer_low = 0, writer_high = 0;
     std::uint64_t name_length = 0, index = 0;
-    if (!in.u32(dir) || !in.varint(name_length)) return fail(which + " is cut short");
+    if (!in.u32(dir) || (with_writer && (!in.u32(writer_low) || !in.u32(writer_high))) || !in.varint(name_length))
+      return fail(which + " is cut short");
     if (name_length == 0 || name_length > kMaxName)
       return fail(which + " has a file name of " + std::to_string(name_length) + " bytes (1 to 255)");
     if (!in.bytes(name_length, input.at.file)) return fail(which + " is cut short");
@@ -242,6 +257,8 @@ ParsedCursor parse_cursor(const std::string& text) {
     if (index > UINT32_MAX) return fail(which + " has a frame index over 32 bits");
     input.at.frame_index = static_cast<std::uint32_t>(index);
     if (dir != 0) input.dir_hash = dir;
+    std::uint64_t writer = std::uint64_t{writer_high} << 32 | writer_low;
+    if (writer != 0) input.writer = writer;
     parsed.inputs.push_back(std::move(input));
   }
   if (in.left() != 0) return fail(std::to_string(in.left()) + " bytes follow its last input");

@@ -1,12 +1,20 @@
 #include "log_files.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <system_error>
 #include <tuple>
 
+#include <terse/crc.hpp>
 #include <terse/file_name.hpp>
+#include <terse/frame.hpp>
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
 
 namespace terse::cli {
 
@@ -33,6 +41,76 @@ std::string sequence_key(const fs::path& file) {
 std::string log_of(const std::string& file_name) {
   auto name = parse_name(file_name);
   return name ? name->prefix : file_name;
+}
+
+namespace {
+
+// The runtime writes the info frame small and uncompressed; one bigger than
+// this is not one it wrote.
+constexpr std::size_t kInfoReadBytes = 4096;
+
+// The values of the keys that name a writer, in key order, each behind its
+// length so that no value can pass for two.
+std::string writer_from_info(std::string_view payload) {
+  wire::Reader in(payload);
+  std::string keys[10];
+  bool any = false;
+  while (!in.empty()) {
+    std::uint8_t key = 0;
+    std::string_view value;
+    if (!in.le(key) || !in.length_prefixed(value, payload.size())) return {};
+    if (key >= sizeof keys / sizeof keys[0]) continue;
+    keys[key].assign(value);
+    any = true;
+  }
+  if (!any) return {};
+  std::string writer;
+  for (auto key : {schema::InfoKey::pid, schema::InfoKey::host, schema::InfoKey::program, schema::InfoKey::run_id}) {
+    const std::string& value = keys[static_cast<std::size_t>(key)];
+    writer += std::to_string(value.size()) + ':' + value;
+  }
+  return writer;
+}
+
+}  // namespace
+
+std::optional<std::string> writer_of(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  unsigned char bytes[kInfoReadBytes];
+  std::size_t got = 0;
+  for (ssize_t n; got < sizeof bytes && (n = ::read(fd, bytes + got, sizeof bytes - got)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  constexpr std::size_t kHeaderEnd = schema::kPreambleSize + schema::kFrameHeaderSize;
+  if (got < kHeaderEnd) return std::nullopt;
+  const unsigned char* header = bytes + schema::kPreambleSize;
+  if (!schema::frame_sync_at(header) || !schema::frame_header_crc_ok(header)) return std::string();
+  schema::FrameHeader frame = schema::decode_frame_header(header);
+  if (frame.type != static_cast<std::uint8_t>(schema::FrameType::info) || frame.flags != 0 ||
+      frame.stored_size > sizeof bytes - kHeaderEnd)
+    return std::string();
+  if (got < kHeaderEnd + frame.stored_size) return std::nullopt;
+  if (wire::crc32c(bytes + kHeaderEnd, frame.stored_size) != frame.payload_crc) return std::string();
+  return writer_from_info(std::string_view(reinterpret_cast<const char*>(bytes + kHeaderEnd), frame.stored_size));
+}
+
+std::uint64_t writer_hash(const std::string& writer) {
+  if (writer.empty()) return 0;
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : writer) hash = (hash ^ c) * 1099511628211ull;
+  return hash == 0 ? 1 : hash;
+}
+
+std::optional<std::string> WriterCache::of(const std::string& path) {
+  auto it = known_.find(path);
+  if (it != known_.end()) return it->second;
+  auto writer = writer_of(path);
+  if (writer) known_.emplace(path, *writer);
+  return writer;
 }
 
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths, bool& ok) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,25 @@ std::string sequence_key(const fs::path& file);
 // The log a file belongs to, as cursors name it: its NAME, or the whole file
 // name for a file the runtime did not name (a sequence of its own).
 std::string log_of(const std::string& file_name);
+
+// Who wrote a file, from its info frame (FORMAT.md §4: host, pid, program
+// and run id): files of one NAME that several processes wrote at the same
+// time are one sequence per writer. Nothing when the file is too short to
+// tell yet (just created); "" when it cannot tell (no info frame, damage).
+std::optional<std::string> writer_of(const std::string& path);
+
+// A writer as cursors keep it: 0 for "".
+std::uint64_t writer_hash(const std::string& writer);
+
+// writer_of, asked once per file: a file's writer never changes, and
+// following looks at the same files every round.
+class WriterCache {
+ public:
+  std::optional<std::string> of(const std::string& path);
+
+ private:
+  std::map<std::string, std::string> known_;
+};
 
 // Paths as a list of files, each directory replaced by its .tlog files
 // oldest first (for commands that read each file on its own). A directory

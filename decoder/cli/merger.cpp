@@ -24,7 +24,7 @@ bool Merger::add_paths(const std::vector<std::string>& paths) {
       continue;
     }
     fs::path file(path);
-    Source& source = source_for(file);
+    Source& source = source_for(file, writers_.of(path));
     source.add(path);
     if (follow_) {
       std::string dir = file.parent_path().string();
@@ -93,76 +93,81 @@ bool Merger::reads_stdin() const {
 void Merger::positions(std::vector<InputPosition>& out) const {
   order_.clear();
   for (const auto& slot : slots_)
-    if (slot.position) order_.push_back(Entry{slot.dir_hash, &slot.log, &*slot.position});
+    if (slot.position) order_.push_back(Entry{slot.dir_hash, &slot.log, slot.source->writer(), &*slot.position});
   for (const auto& carried : carried_)
-    order_.push_back(
-        Entry{carried.has_dir ? std::optional(carried.dir_hash) : std::nullopt, &carried.log, &carried.at});
-  std::sort(order_.begin(), order_.end(),
-            [](const Entry& a, const Entry& b) { return std::tie(a.dir_hash, *a.log) < std::tie(b.dir_hash, *b.log); });
+    order_.push_back(Entry{carried.has_dir ? std::optional(carried.dir_hash) : std::nullopt, &carried.log,
+                           carried.writer.value_or(0), &carried.at});
+  std::sort(order_.begin(), order_.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.dir_hash, *a.log, a.writer) < std::tie(b.dir_hash, *b.log, b.writer);
+  });
   out.resize(order_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) {
     out[i].dir_hash = order_[i].dir_hash;
     out[i].at = *order_[i].at;
+    out[i].writer = order_[i].writer != 0 ? std::optional(order_[i].writer) : std::nullopt;
   }
 }
 
-// Which input each cursor entry goes to, if any. Entries are taken in their
-// own directory first, so that a moved log of a NAME another input shares
-// still finds the one input left for it.
-std::vector<std::optional<std::size_t>> Merger::match_entries(const std::vector<InputPosition>& entries,
-                                                              const std::vector<std::string>& logs,
-                                                              std::string& error) {
-  std::vector<std::optional<std::size_t>> slot_of(entries.size());
+bool Merger::fits(const Slot& slot, const InputPosition& entry, const std::string& log) const {
+  return !slot.source->is_stdin() && slot.log == log && (!entry.writer || *entry.writer == slot.source->writer());
+}
+
+// The inputs each cursor entry goes to. Entries are taken in their own
+// directory first, so that a moved log of a NAME another input shares still
+// finds the inputs left for it.
+std::vector<std::vector<std::size_t>> Merger::match_entries(const std::vector<InputPosition>& entries,
+                                                            const std::vector<std::string>& logs,
+                                                            std::string& error) {
+  std::vector<std::vector<std::size_t>> slots_of(entries.size());
   std::vector<bool> claimed(slots_.size(), false);
   for (std::size_t e = 0; e < entries.size(); ++e) {
-    for (std::size_t i = 0; i < slots_.size() && entries[e].dir_hash && !slot_of[e]; ++i) {
-      if (claimed[i] || slots_[i].source->is_stdin() || slots_[i].log != logs[e]) continue;
-      if (*entries[e].dir_hash != slots_[i].dir_hash) continue;
-      slot_of[e] = i;
+    for (std::size_t i = 0; i < slots_.size() && entries[e].dir_hash; ++i) {
+      if (!fits(slots_[i], entries[e], logs[e]) || *entries[e].dir_hash != slots_[i].dir_hash) continue;
+      slots_of[e].push_back(i);
       claimed[i] = true;
     }
   }
   for (std::size_t e = 0; e < entries.size(); ++e) {
-    if (slot_of[e]) continue;
-    std::vector<std::size_t> same_log;
+    if (!slots_of[e].empty()) continue;
+    std::vector<std::size_t> moved;
     for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (!claimed[i] && !slots_[i].source->is_stdin() && slots_[i].log == logs[e]) same_log.push_back(i);
-    if (same_log.size() > 1) {
-      error = "the cursor's place in " + entries[e].at.file + " fits " + std::to_string(same_log.size()) +
-              " inputs of the log '" + logs[e] + "', none of them in the directory the cursor was taken in; " +
+      if (!claimed[i] && fits(slots_[i], entries[e], logs[e])) moved.push_back(i);
+    auto other_dir = [&](std::size_t i) { return slots_[i].dir_hash != slots_[moved.front()].dir_hash; };
+    if (std::any_of(moved.begin(), moved.end(), other_dir)) {
+      error = "the cursor's place in " + entries[e].at.file + " fits inputs of the log '" + logs[e] +
+              "' in several directories, none of them the one the cursor was taken in; " +
               "give the directories as they were";
       return {};
     }
-    if (same_log.size() == 1) {
-      slot_of[e] = same_log.front();
-      claimed[same_log.front()] = true;
-    }
+    for (std::size_t i : moved) claimed[i] = true;
+    slots_of[e] = std::move(moved);
   }
-  return slot_of;
+  return slots_of;
 }
 
 std::string Merger::resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes) {
   std::vector<std::string> logs(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) logs[e] = log_of(entries[e].at.file);
   std::string error;
-  std::vector<std::optional<std::size_t>> slot_of = match_entries(entries, logs, error);
+  std::vector<std::vector<std::size_t>> slots_of = match_entries(entries, logs, error);
   if (!error.empty()) return error;
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const InputPosition& entry = entries[e];
-    if (slot_of[e]) {
+    for (std::size_t i : slots_of[e]) {
       std::string note;
-      error = resume_slot(slots_[*slot_of[e]], entry.at, note);
+      error = resume_slot(slots_[i], entry.at, note);
       if (!error.empty()) return error;
-      if (!note.empty()) notes.push_back(note);
-      continue;
+      if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
     }
+    if (!slots_of[e].empty()) continue;
     bool from_a_dir_given = entry.dir_hash && std::any_of(dirs_.begin(), dirs_.end(), [&](const WatchedDir& dir) {
                               return fnv1a32(dir.absolute) == *entry.dir_hash;
                             });
     if (!from_a_dir_given && !slots_.empty()) return "the cursor is for " + entry.at.file + ", " + not_here(logs[e]);
     notes.push_back(entry.at.file + " is gone, and so are the files after it: " +
                     (follow_ ? "waiting for new ones" : "nothing to resume at"));
-    carried_.push_back(Carried{entry.dir_hash.value_or(0), logs[e], entry.at, entry.dir_hash.has_value()});
+    carried_.push_back(
+        Carried{entry.dir_hash.value_or(0), logs[e], entry.at, entry.dir_hash.has_value(), entry.writer});
   }
   return {};
 }
@@ -236,8 +241,13 @@ std::string Merger::not_here(const std::string& log) const {
   return "which is not of the log '" + log + "' nor of any input given (here: " + logs + ")";
 }
 
-Source& Merger::source_for(const fs::path& file) {
-  std::string key = sequence_key(file);
+// One sequence: one writer's files of one NAME in one directory.
+std::string Merger::slot_key(const fs::path& file, const std::optional<std::string>& writer) {
+  return sequence_key(file) + '\0' + writer.value_or("");
+}
+
+Source& Merger::source_for(const fs::path& file, const std::optional<std::string>& writer) {
+  std::string key = slot_key(file, writer);
   auto it = by_key_.find(key);
   if (it != by_key_.end()) return *slots_[it->second].source;
   by_key_[key] = slots_.size();
@@ -245,6 +255,7 @@ Source& Merger::source_for(const fs::path& file) {
   slot.source = std::make_unique<Source>(file.string(), reporter_, filter_, follow_);
   slot.log = log_of(file.filename().string());
   slot.dir_hash = fnv1a32(absolute_dir(file.parent_path()));
+  slot.source->identify(writers_, writer);
   return *slot.source;
 }
 
@@ -253,6 +264,7 @@ Source& Merger::source_for(const fs::path& file) {
 void Merger::take_up_carried(Slot& slot) {
   for (auto it = carried_.begin(); it != carried_.end(); ++it) {
     if (it->log != slot.log || (it->has_dir && it->dir_hash != slot.dir_hash)) continue;
+    if (it->writer && *it->writer != slot.source->writer()) continue;
     std::string note;
     if (resume_slot(slot, it->at, note).empty()) carried_.erase(it);
     return;
@@ -275,9 +287,11 @@ bool Merger::scan_dir(WatchedDir& dir) {
   if (!found.empty()) dir.has_log = true;
   std::sort(found.begin(), found.end(), log_file_less);
   for (const auto& f : found) {
-    std::string key = sequence_key(f);
+    auto writer = writers_.of(f.string());
+    if (!writer && follow_) continue;  // too new to tell whose it is: the next round will
+    std::string key = slot_key(f, writer);
     bool is_new = !by_key_.count(key);
-    Source& source = source_for(f);
+    Source& source = source_for(f, writer);
     if (is_new) {
       if (follow_) {
         if (auto name = parse_name(f.filename().string())) source.watch(dir.path, name->prefix);

@@ -26,7 +26,9 @@ namespace terse::cli {
 // and the README give this number.
 inline constexpr std::int64_t kFollowGraceNs = std::chrono::nanoseconds(schema::kFollowGrace).count();
 
-// Holds one record per sequence (memory does not grow with the files).
+// Holds one record per sequence (memory does not grow with the files): one
+// writer's files of one NAME in one directory, so that processes writing one
+// NAME at the same time are merged by time like directories are.
 //
 // Following, the inputs are read in rounds (the command sleeps between them)
 // and an input with nothing new is passed over until the next round. A
@@ -72,8 +74,10 @@ class Merger {
   void positions(std::vector<InputPosition>& out) const;
 
   // --after-cursor: each input continues after its own position. An entry
-  // goes to the input of its log in its directory, else to the only input of
-  // its log (the logs were moved). An entry whose log has no file here yet
+  // goes to the input of its log and writer in its directory, else to the
+  // only directory with inputs of them (the logs were moved). An entry with
+  // no writer (cursors before version 3) goes to every writer of its log
+  // there: what that cursor read was every file up to its place. An entry whose log has no file here yet
   // (retention removed them all, or a followed directory is still empty) is
   // kept for when it appears and carried on into the cursors printed. An
   // empty string, or what is wrong; `notes` says what was lost.
@@ -115,11 +119,13 @@ class Merger {
     std::string log;
     Position at;
     bool has_dir = false;
+    std::optional<std::uint64_t> writer;
   };
 
   struct Entry {
     std::optional<std::uint32_t> dir_hash;
     const std::string* log;
+    std::uint64_t writer;
     const Position* at;
   };
 
@@ -129,11 +135,13 @@ class Merger {
   void took(Slot& slot, const decoder::Record& record, const std::string& file);
   static bool past(std::int64_t checked_ns, std::int64_t quiet_since_ns, std::int64_t time_ns);
   bool may_take(const Slot& from) const;
-  std::vector<std::optional<std::size_t>> match_entries(const std::vector<InputPosition>& entries,
-                                                        const std::vector<std::string>& logs, std::string& error);
+  std::vector<std::vector<std::size_t>> match_entries(const std::vector<InputPosition>& entries,
+                                                      const std::vector<std::string>& logs, std::string& error);
+  bool fits(const Slot& slot, const InputPosition& entry, const std::string& log) const;
   std::string resume_slot(Slot& slot, const Position& at, std::string& note);
   std::string not_here(const std::string& log) const;
-  Source& source_for(const fs::path& file);
+  static std::string slot_key(const fs::path& file, const std::optional<std::string>& writer);
+  Source& source_for(const fs::path& file, const std::optional<std::string>& writer);
   void take_up_carried(Slot& slot);
   bool scan_dir(WatchedDir& dir);
 
@@ -145,6 +153,7 @@ class Merger {
   std::map<std::string, std::size_t> by_key_;
   std::vector<WatchedDir> dirs_;
   std::vector<Carried> carried_;
+  WriterCache writers_;
   std::int64_t round_ns_ = 0;
   std::optional<std::int64_t> held_ns_;  // the time of the record held back, if one is
   mutable std::vector<Entry> order_;

@@ -20,10 +20,12 @@ struct Position {
 // One input's place in a merged cursor. Logs of one NAME in two directories
 // are told apart by their directory, kept as a hash of its absolute path so
 // that a cursor stays short whatever the paths; cursors of version 1 have
-// none.
+// none. Processes writing one NAME in one directory are told apart by their
+// writer (writer_hash); cursors before version 3 have none.
 struct InputPosition {
   std::optional<std::uint32_t> dir_hash;
   Position at;
+  std::optional<std::uint64_t> writer;
 };
 
 }  // namespace terse::cli

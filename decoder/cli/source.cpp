@@ -30,6 +30,22 @@ void Source::watch(std::string dir, std::string prefix) {
   prefix_ = std::move(prefix);
 }
 
+void Source::identify(WriterCache& cache, std::optional<std::string> writer) {
+  writers_ = &cache;
+  writer_ = std::move(writer);
+  writer_hash_ = writer_hash(writer_.value_or(""));
+}
+
+// Whether `path` is of this sequence's writer; a file too new to tell is
+// not yet, and is looked at again in the next round.
+bool Source::is_mine(const std::string& path) {
+  if (!writers_) return true;
+  auto writer = writers_->of(path);
+  if (!writer) return false;
+  if (!writer_) identify(*writers_, writer);
+  return *writer == *writer_;
+}
+
 void Source::add(const std::string& file) {
   if (!seen_.insert(file).second) return;
   pending_.push_back(file);
@@ -94,18 +110,26 @@ std::string Source::resume_in_named_file(const std::string& file, const Resume& 
       later.push_back(entry.path());
   }
   std::sort(later.begin(), later.end(), log_file_less);
+  bool another_writers = false;
   pending_.clear();
   for (const auto& f : later) {
+    if (!is_mine(f.string())) {
+      another_writers = another_writers || f.filename() == file;
+      continue;
+    }
     seen_.insert(f.string());
     pending_.push_back(f.string());
   }
   floor_ = key;
-  if (!later.empty() && later.front().filename() == file) {
+  if (!pending_.empty() && fs::path(pending_.front()).filename() == file) {
     resume_.emplace(at);
+  } else if (another_writers) {
+    // A cursor from before writers were told apart read every writer's
+    // files in sequence order: this one's files before `file` were read.
   } else {
     note = file + " is gone (removed by retention?): " +
-           (later.empty() ? std::string(follow_ ? "waiting for the files after it" : "no file after it to resume at")
-                          : "resuming at the oldest later file, " + later.front().filename().string()) +
+           (pending_.empty() ? std::string(follow_ ? "waiting for the files after it" : "no file after it to resume at")
+                             : "resuming at the oldest later file, " + fs::path(pending_.front()).filename().string()) +
            "; records between the cursor and that file are lost";
   }
   return {};
@@ -151,6 +175,7 @@ bool Source::open_file(const std::string& path) {
   decoder_->set_live(live_);
   decoder_->start_fd(fd_);
   current_name_ = fs::path(path).filename().string();
+  if (writers_ && !writer_) is_mine(path);
   if (resume_ && resume_->file == current_name_) {
     decoder_->resume_after(resume_->frame_offset, resume_->frame_index, resume_->ticks);
     resume_.reset();
@@ -180,7 +205,8 @@ void Source::rescan() {
     found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end(), log_file_less);
-  for (const auto& f : found) add(f.string());
+  for (const auto& f : found)
+    if (is_mine(f.string())) add(f.string());
 }
 
 decoder::Summary decode_path(const std::string& path, const decoder::RecordSink& sink,

@@ -12,11 +12,15 @@
 
 #include <terse/decoder.hpp>
 
+#include "log_files.hpp"
+
 namespace terse::cli {
 
 // When following, the last file is read live: its end means "nothing more
 // yet" until a newer file of the same sequence appears, and then its rest is
-// read as a finished file before moving on (tail -F across rolls).
+// read as a finished file before moving on (tail -F across rolls). A
+// sequence is one writer's files (writer_of): another process writing the
+// same NAME has files of its own, read by a source of its own.
 class Source {
  public:
   Source(std::string label, const decoder::Reporter& reporter, const decoder::Filter& filter, bool follow);
@@ -28,6 +32,9 @@ class Source {
 
   // Following: look for newer files of this sequence in `dir`.
   void watch(std::string dir, std::string prefix);
+  // The writer whose files are this sequence, told by `cache`; nothing when
+  // not known yet (the first file found is then taken as its).
+  void identify(WriterCache& cache, std::optional<std::string> writer);
   void add(const std::string& file);
   void sort_pending();
 
@@ -36,6 +43,8 @@ class Source {
 
   std::uint64_t damaged() const { return damaged_; }
   const std::string& label() const { return label_; }
+  // writer_hash of the writer whose files this is; 0 when not known.
+  std::uint64_t writer() const { return writer_hash_; }
   bool is_stdin() const { return stdin_; }
   // The name (no directory) of the file the last record came from.
   const std::string& current_name() const { return current_name_; }
@@ -62,6 +71,7 @@ class Source {
   void close_current();
   void rescan();
   std::string resume_in_named_file(const std::string& file, const Resume& at, std::string& note);
+  bool is_mine(const std::string& path);
 
   std::string label_;
   std::string current_name_;
@@ -72,6 +82,9 @@ class Source {
   bool stdin_ = false;
   bool live_ = false;
   std::string dir_, prefix_;
+  WriterCache* writers_ = nullptr;
+  std::optional<std::string> writer_;
+  std::uint64_t writer_hash_ = 0;
   std::vector<std::string> pending_;
   std::set<std::string> seen_;
   std::optional<FileKey> last_;   // the newest file opened

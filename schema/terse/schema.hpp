@@ -40,6 +40,7 @@ enum class InfoKey : std::uint8_t {
   clock = 6,
   created_unix_ns = 7,
   private_values = 8,
+  run_id = 9,  // 1.3
 };
 
 // FORMAT.md §6: dictionary entries.

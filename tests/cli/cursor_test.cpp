@@ -154,7 +154,7 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
   auto lines = split_lines(run_terse({"cat", "-o", "json", "--show-cursor", dir.path()}).out);
   REQUIRE(lines.size() == 20);
   std::string good = field(lines[3], "cursor");
-  REQUIRE(good.rfind("2.", 0) == 0);
+  REQUIRE(good.rfind("3.", 0) == 0);
   std::string changed = good;
   changed[good.size() / 2] = changed[good.size() / 2] == 'A' ? 'B' : 'A';
 
@@ -164,7 +164,7 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
   };
   for (const Bad& bad :
        {Bad{"garbage", "does not start with a cursor version"}, Bad{"", "empty"},
-        Bad{"3" + good.substr(1), "does not start with a cursor version"}, Bad{changed, "checksum does not match"},
+        Bad{"4" + good.substr(1), "does not start with a cursor version"}, Bad{changed, "checksum does not match"},
         Bad{good.substr(0, good.size() - 4), "cut short"}, Bad{good + "AAAA", "checksum does not match"},
         Bad{good.substr(0, 5) + "!" + good.substr(6), "'!'"}, Bad{"2.", "too short"}, Bad{"1-zz-1-1-1", "version 1"}}) {
     INFO(bad.cursor);
@@ -176,7 +176,7 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
   }
   // A well-formed cursor for a log that is not there, in either version.
   std::string other_v1 = terse::cli::encode_cursor_v1({"db-20261129-001.tlog", 0xfb, 0, 1});
-  std::string other_v2 = terse::cli::encode_cursor({{12345u, {"db-20261129-001.tlog", 0xfb, 0, 1}}});
+  std::string other_v2 = terse::cli::encode_cursor({{12345u, {"db-20261129-001.tlog", 0xfb, 0, 1}, std::nullopt}});
   for (const auto& other : {other_v1, other_v2}) {
     auto run = run_terse({"cat", "--after-cursor", other, dir.path()});
     CHECK(run.exit_code == 2);
@@ -220,10 +220,10 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
   using terse::cli::Cursor;
   using terse::cli::InputPosition;
   std::vector<InputPosition> inputs{
-      {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}},
-      {7u, {"copied by hand.tlog", 0, 0, 0}}};
+      {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}, 0xfedcba9876543210ULL},
+      {7u, {"copied by hand.tlog", 0, 0, 0}, std::nullopt}};
   auto text = terse::cli::encode_cursor(inputs);
-  CHECK(text.rfind("2.", 0) == 0);
+  CHECK(text.rfind("3.", 0) == 0);
   CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) ==
         std::string::npos);
   auto back = terse::cli::parse_cursor(text);
@@ -235,7 +235,15 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
     CHECK(back.inputs[i].at.frame_offset == inputs[i].at.frame_offset);
     CHECK(back.inputs[i].at.frame_index == inputs[i].at.frame_index);
     CHECK(back.inputs[i].at.ticks == inputs[i].at.ticks);
+    CHECK(back.inputs[i].writer == inputs[i].writer);
   }
+  // Version 2, as terse printed before writers were told apart: no writer.
+  auto v2 = terse::cli::parse_cursor(terse::cli::encode_cursor_v2(inputs));
+  REQUIRE(v2.error.empty());
+  REQUIRE(v2.inputs.size() == 2);
+  CHECK(v2.inputs[0].at.file == inputs[0].at.file);
+  CHECK(v2.inputs[0].dir_hash == inputs[0].dir_hash);
+  CHECK(!v2.inputs[0].writer);
   // Every cut and every one-character change is refused, not read as another place.
   for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::cli::parse_cursor(text.substr(0, n)).error.empty());
   for (std::size_t i = 2; i < text.size(); ++i) {
@@ -244,7 +252,7 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
     CHECK(!terse::cli::parse_cursor(changed).error.empty());
   }
   // A path in place of a file name, and no input at all.
-  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}}}))
+  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}, std::nullopt}}))
             .error.find("path") != std::string::npos);
   CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({})).error.find("count") != std::string::npos);
 
@@ -354,13 +362,22 @@ TEST_CASE("a merged run resumed from any of its cursors prints exactly the rest:
   got = messages(split_lines(after_move.out));
   std::sort(got.begin(), got.end());
   CHECK(got == want);
-  // Two directories both moved: neither place can tell which log is its own.
+  // Two directories both moved: each place still names the process that
+  // wrote its log.
   TempDir copies;
   std::filesystem::copy(a.path(), copies / "a");
   std::filesystem::copy(b.path(), copies / "b");
-  auto both_moved = run_terse({"cat", "--after-cursor", cursor, copies / "a", copies / "b"});
-  CHECK(both_moved.exit_code == 2);
-  CHECK(both_moved.err.find("fits 2 inputs of the log 'app'") != std::string::npos);
+  auto both_moved = run_terse({"cat", "-o", "json", "--after-cursor", cursor, copies / "a", copies / "b"});
+  INFO(both_moved.err);
+  CHECK(both_moved.exit_code == 0);
+  got = messages(split_lines(both_moved.out));
+  std::sort(got.begin(), got.end());
+  CHECK(got == want);
+  // A cursor of version 2 names no process: neither place can tell which log is its own.
+  auto places = terse::cli::parse_cursor(cursor).inputs;
+  auto old = run_terse({"cat", "--after-cursor", terse::cli::encode_cursor_v2(places), copies / "a", copies / "b"});
+  CHECK(old.exit_code == 2);
+  CHECK(old.err.find("fits inputs of the log 'app' in several directories") != std::string::npos);
 }
 
 TEST_CASE(
