@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <optional>
 #include <unordered_set>
 
@@ -128,6 +129,11 @@ struct StreamDecoder::State {
   // last number and the offset of the frame that skipped them).
   std::uint64_t frame_high = 0;
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> frame_gaps;
+  // Numbers a reader cannot see: frames lost to damage (reported as such)
+  // and frames of types newer than this reader, since the last number.
+  std::uint64_t losses_at_number = 0;
+  std::uint64_t lost_payloads = 0;
+  std::uint64_t unknown_frames = 0;
 
   bool frame_number_fits(const Frame& frame, std::uint64_t number);
   void report_missing_frames();
@@ -135,6 +141,7 @@ struct StreamDecoder::State {
   void reset_file() {
     report_missing_frames();
     frame_high = 0;
+    unknown_frames = 0;
     deltas.clear();
     sites.clear();
     threads.clear();
@@ -367,8 +374,13 @@ bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t n
     frame_gaps.clear();
     return true;
   }
+  std::uint64_t losses = reader->losses() + lost_payloads;
+  bool lost_since = std::exchange(losses_at_number, losses) != losses;
+  std::uint64_t unknown = std::exchange(unknown_frames, 0);
   if (number > frame_high) {
-    if (number > frame_high + 1) frame_gaps.emplace(frame_high + 1, std::make_pair(number - 1, frame.offset));
+    std::uint64_t skipped = number - frame_high - 1;
+    if (skipped > unknown && !lost_since)
+      frame_gaps.emplace(frame_high + 1, std::make_pair(number - 1, frame.offset));
     frame_high = number;
     return true;
   }
@@ -400,6 +412,7 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
   raw.resize(frame.raw_size);
   std::size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.payload.data(), frame.payload.size());
   if (ZSTD_isError(n) || n != frame.raw_size) {
+    ++lost_payloads;
     damage(frame.offset, std::string("frame does not decompress: ") +
                              (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
     return false;
@@ -477,6 +490,7 @@ bool StreamDecoder::State::next(Record& record) {
         break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
+    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::records)) ++unknown_frames;
   }
 }
 
