@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
+#include <optional>
 #include <unordered_set>
 
 #include <zstd.h>
@@ -58,6 +61,7 @@ struct StreamDecoder::State {
   detail::TickClock clock;
   bool reported_missing_calibration = false;
   std::vector<Arg> arg_values;
+  std::vector<std::string> marked_texts;  // cut strings with their mark, by argument
   std::string raw;  // decompressed payload
   ZSTD_DCtx* dctx = nullptr;
 
@@ -118,7 +122,24 @@ struct StreamDecoder::State {
     return false;
   }
 
+  // FORMAT.md §3.1: the numbers of the current file's frames. The info
+  // frame is 0; numbers skipped so far wait in `frame_gaps` (first number ->
+  // last number and the offset of the frame that skipped them).
+  std::uint64_t frame_high = 0;
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> frame_gaps;
+  // Numbers a reader cannot see: frames lost to damage (reported as such)
+  // and frames of types newer than this reader, since the last number.
+  std::uint64_t losses_at_number = 0;
+  std::uint64_t lost_payloads = 0;
+  std::uint64_t unknown_frames = 0;
+
+  bool frame_number_fits(const Frame& frame, std::uint64_t number);
+  void report_missing_frames();
+
   void reset_file() {
+    report_missing_frames();
+    frame_high = 0;
+    unknown_frames = 0;
     deltas.clear();
     sites.clear();
     threads.clear();
@@ -193,8 +214,27 @@ namespace {
 // Parses a record's arguments by its site's tags. Structured values are
 // checked against their expressions here, once, so that rendering can trust
 // them; `why` says what did not match.
+// FORMAT.md §8 (1.3): a cut string, its original length, then the stored
+// string; the kept bytes and the mark go into `marked`, which the argument's
+// text then refers to.
+bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
+  std::uint64_t original;
+  r.skip(4);
+  if (!r.le(original) || r.remaining() < 4) return false;
+  std::uint32_t header = wire::get_le<std::uint32_t>(r.position());
+  if (header == schema::kStringNull || header == schema::kStringCut ||
+      !detail::read_scalar(r, static_cast<std::uint8_t>(schema::TypeTag::string), a) || original < a.text.size())
+    return false;
+  marked.assign(a.text);
+  marked.append("... ").append(std::to_string(original)).append(" bytes total");
+  a.text = marked;
+  a.truncated = true;
+  a.original_size = original;
+  return true;
+}
+
 bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
-                std::vector<Arg>& args, const char*& why) {
+                std::vector<Arg>& args, std::vector<std::string>& marked, const char*& why) {
   const std::vector<std::uint8_t>& tags = site.tags;
   args.resize(tags.size());
   std::size_t structured = 0;
@@ -215,6 +255,12 @@ bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std:
         }
         a.tag = tags[i];
         a.text = text->second;
+        continue;
+      }
+      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
+          wire::get_le<std::uint32_t>(r.position()) == schema::kStringCut) {
+        if (marked.size() <= i) marked.resize(tags.size());
+        if (!read_cut_string(r, a, marked[i])) return false;
         continue;
       }
       if (!detail::read_scalar(r, tags[i], a)) return false;
@@ -260,6 +306,92 @@ bool read_arg_names(wire::Reader& body, Site& site, std::string& error) {
 
 }  // namespace
 
+namespace {
+
+// FORMAT.md §3.1: a frame's number, where its payload carries one.
+std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string_view payload) {
+  std::uint64_t number;
+  switch (type) {
+    case schema::FrameType::calibration: {
+      if (payload.size() <= schema::kCalibrationFrameNumberOffset) return std::nullopt;
+      wire::Reader r(payload.substr(schema::kCalibrationFrameNumberOffset));
+      if (r.varint(number)) return number;
+      return std::nullopt;
+    }
+    case schema::FrameType::dictionary: {
+      wire::Reader r(payload);
+      std::uint8_t kind;
+      std::string_view body;
+      if (!r.le(kind) || kind != static_cast<std::uint8_t>(schema::DictKind::frame_number) ||
+          !r.length_prefixed(body, payload.size()))
+        return std::nullopt;
+      wire::Reader b(body);
+      if (b.varint(number)) return number;
+      return std::nullopt;
+    }
+    case schema::FrameType::records: {
+      wire::Reader r(payload);
+      std::uint64_t site_id, thread_index, delta;
+      std::string_view args;
+      std::uint8_t kind;
+      if (!r.skip(8) || !r.varint(site_id) || site_id != schema::kControlSiteId || !r.varint(thread_index) ||
+          !r.varint(delta) || !r.length_prefixed(args, payload.size()))
+        return std::nullopt;
+      wire::Reader a(args);
+      if (!a.le(kind) || kind != static_cast<std::uint8_t>(schema::ControlKind::frame_number) || !a.varint(number))
+        return std::nullopt;
+      return number;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string frame_range(std::uint64_t first, std::uint64_t last) {
+  return first == last ? "frame " + std::to_string(first) + " is"
+                       : "frames " + std::to_string(first) + " to " + std::to_string(last) + " are";
+}
+
+}  // namespace
+
+// False for a frame that repeats one already read: its records were given
+// once and are not given again. A frame out of order is reported and read.
+bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t number) {
+  if (resuming) {  // the frames before the resume point were not all read
+    frame_high = number;
+    frame_gaps.clear();
+    return true;
+  }
+  std::uint64_t losses = reader->losses() + lost_payloads;
+  bool lost_since = std::exchange(losses_at_number, losses) != losses;
+  std::uint64_t unknown = std::exchange(unknown_frames, 0);
+  if (number > frame_high) {
+    std::uint64_t skipped = number - frame_high - 1;
+    if (skipped > unknown && !lost_since)
+      frame_gaps.emplace(frame_high + 1, std::make_pair(number - 1, frame.offset));
+    frame_high = number;
+    return true;
+  }
+  auto gap = frame_gaps.upper_bound(number);
+  if (gap == frame_gaps.begin() || (--gap)->second.first < number) {
+    damage(frame.offset, "frame " + std::to_string(number) + " repeats an earlier frame of the file; skipped");
+    return false;
+  }
+  auto [first, rest] = *gap;
+  frame_gaps.erase(gap);
+  if (first < number) frame_gaps.emplace(first, std::make_pair(number - 1, rest.second));
+  if (number < rest.first) frame_gaps.emplace(number + 1, rest);
+  damage(frame.offset, "frame " + std::to_string(number) + " is out of order: it comes after frame " +
+                           std::to_string(frame_high));
+  return true;
+}
+
+void StreamDecoder::State::report_missing_frames() {
+  for (const auto& [first, rest] : frame_gaps)
+    damage(rest.second, frame_range(first, rest.first) + " missing before the frame at this offset");
+  frame_gaps.clear();
+}
+
 bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out) {
   if ((frame.flags & schema::kFrameFlagZstd) == 0) {
     out = frame.payload;
@@ -268,6 +400,7 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
   raw.resize(frame.raw_size);
   std::size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.payload.data(), frame.payload.size());
   if (ZSTD_isError(n) || n != frame.raw_size) {
+    ++lost_payloads;
     damage(frame.offset, std::string("frame does not decompress: ") +
                              (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
     return false;
@@ -292,6 +425,7 @@ bool StreamDecoder::State::next(Record& record) {
     auto event = reader->next(frame);
     if (event == FrameReader::Event::end) {
       if (resuming && !live) fail_resume(resume_frame, "the stream ends before the resume position");
+      if (!live) report_missing_frames();
       return false;
     }
     if (event == FrameReader::Event::file_start) {
@@ -299,17 +433,23 @@ bool StreamDecoder::State::next(Record& record) {
       continue;
     }
     std::string_view payload;
-    switch (static_cast<schema::FrameType>(frame.type)) {
+    auto type = static_cast<schema::FrameType>(frame.type);
+    auto read_numbered = [&] {
+      if (!payload_of(frame, payload)) return false;
+      std::optional<std::uint64_t> number = frame_number_of(type, payload);
+      return !number || frame_number_fits(frame, *number);
+    };
+    switch (type) {
       case schema::FrameType::info:
         // Nothing in it changes how records decode; only the private-value
         // mode is kept, for what a reader may want to say about the file.
         if (payload_of(frame, payload)) info(payload);
         break;
       case schema::FrameType::calibration:
-        if (payload_of(frame, payload)) calibration(frame, payload);
+        if (read_numbered()) calibration(frame, payload);
         break;
       case schema::FrameType::dictionary:
-        if (payload_of(frame, payload)) dictionary(frame, payload);
+        if (read_numbered()) dictionary(frame, payload);
         break;
       case schema::FrameType::records:
         if (resuming && frame.offset != resume_frame) {
@@ -317,7 +457,7 @@ bool StreamDecoder::State::next(Record& record) {
           fail_resume(resume_frame, "no records frame starts at the resume position");
           return false;
         }
-        if (!payload_of(frame, payload)) break;
+        if (!read_numbered()) break;
         if (payload.data() != raw.data()) {  // deltas are undone in place: own the bytes
           raw.assign(payload);
           payload = raw;
@@ -338,6 +478,7 @@ bool StreamDecoder::State::next(Record& record) {
         break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
+    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::records)) ++unknown_frames;
   }
 }
 
@@ -491,7 +632,7 @@ bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
 bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record) {
   wire::Reader a(args);
   const char* why = "does not match the site's argument types";
-  if (!parse_args(a, site, texts, arg_values, why) || !a.empty()) {
+  if (!parse_args(a, site, texts, arg_values, marked_texts, why) || !a.empty()) {
     damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + why);
     return false;
   }

@@ -32,6 +32,8 @@ class FrameReader {
   void set_live(bool live) { live_ = live; }
   std::uint64_t position() const { return base_offset_ + pos_; }
   std::uint64_t file_offset() const { return file_offset_; }
+  // How often bytes that may have held frames were skipped as damage.
+  std::uint64_t losses() const { return losses_; }
 
   void report(std::uint64_t offset, std::string what);
   void report_torn_tail(std::uint64_t offset, std::string what);
@@ -58,6 +60,7 @@ class FrameReader {
   bool at_file_start_ = true;
   bool live_ = false;
   std::uint64_t file_offset_ = 0;
+  std::uint64_t losses_ = 0;
 };
 
 }  // namespace terse::decoder::detail

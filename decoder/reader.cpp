@@ -78,6 +78,7 @@ bool FrameReader::fill(std::size_t need) {
 
 // Skips forward to the next byte sequence that starts a frame or a file.
 void FrameReader::resync(std::uint64_t damaged_at, const std::string& reason) {
+  ++losses_;
   ++pos_;
   for (;;) {
     const unsigned char* begin = buffer_.data() + pos_;
@@ -131,6 +132,7 @@ void FrameReader::skip_bad_payload(std::uint64_t offset, std::size_t frame_size)
     return;
   }
   pos_ += frame_size;
+  ++losses_;
   report(offset, "frame payload checksum mismatch; skipped " + std::to_string(position() - offset) +
                      " bytes to offset " + std::to_string(position()));
 }

@@ -187,13 +187,19 @@ void wake_all(std::atomic<std::uint32_t>& word) noexcept {
 
 std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t* text_lengths, bool* truncated,
                         const bool* is_string, std::size_t count) noexcept {
-  std::size_t budget = limit > fixed_size ? limit - fixed_size : 0;
+  // Every string may need room to say how long it was (FORMAT.md §8, a cut
+  // string), so that room is set aside before any text gets its share.
+  std::size_t strings = 0;
+  for (std::size_t i = 0; i < count; ++i) strings += is_string[i] ? 1 : 0;
+  std::size_t reserve = strings * schema::kStringCutPrefix;
+  std::size_t budget = limit > fixed_size + reserve ? limit - fixed_size - reserve : 0;
   std::size_t total = fixed_size;
   for (std::size_t i = 0; i < count; ++i) {
     if (!is_string[i]) continue;
     if (text_lengths[i] > budget) {
       text_lengths[i] = static_cast<std::uint32_t>(budget);
       truncated[i] = true;
+      total += schema::kStringCutPrefix;
     }
     budget -= text_lengths[i];
     total += text_lengths[i];

@@ -102,7 +102,40 @@ FrameEncoder::FrameEncoder() : cctx_(ZSTD_createCCtx()), run_id_(new_run_id()) {
 
 FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
 
-void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level) {
+// The payload with the frame's number where its type carries one (FORMAT.md
+// §3.1): appended to a calibration, a first entry of a dictionary, a first
+// control record of a records frame. An info frame is number 0 unwritten.
+std::string_view FrameEncoder::numbered(schema::FrameType type, std::string_view payload) {
+  std::uint64_t number = next_number_++;
+  numbered_.clear();
+  switch (type) {
+    case schema::FrameType::calibration:
+      numbered_.append(payload);
+      wire::put_varint(numbered_, number);
+      return numbered_;
+    case schema::FrameType::dictionary:
+      put_entry(numbered_, static_cast<std::uint8_t>(schema::DictKind::frame_number), varint_text(number));
+      numbered_.append(payload);
+      return numbered_;
+    case schema::FrameType::records: {
+      if (payload.size() < 8) return payload;
+      std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
+      wire::put_varint(args, number);
+      numbered_.append(payload.substr(0, 8));
+      wire::put_varint(numbered_, schema::kControlSiteId);
+      wire::put_varint(numbered_, 0);  // thread index: the writer's
+      wire::put_varint(numbered_, 0);  // tick delta: at the frame's base
+      wire::put_bytes(numbered_, args);
+      numbered_.append(payload.substr(8));
+      return numbered_;
+    }
+    default:
+      return payload;
+  }
+}
+
+void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::string_view unnumbered, int level) {
+  std::string_view payload = numbered(type, unnumbered);
   schema::FrameHeader header;
   header.type = static_cast<std::uint8_t>(type);
   std::string_view stored = payload;
@@ -153,6 +186,7 @@ void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, c
   unsigned char preamble[schema::kPreambleSize];
   schema::encode_preamble(schema::Preamble{}, preamble);
   out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);
+  next_number_ = 0;
   append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_), 0);
   append_calibration(out, calibration);
 }

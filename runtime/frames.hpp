@@ -33,12 +33,22 @@ class FrameEncoder {
   // dictionary. `sequence` is the file's number for info key 5.
   void append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration);
 
+  // Frames are numbered within their file from its info frame on (FORMAT.md
+  // §3.1); frames that did not reach the file give their numbers back.
+  void keep_numbers() { kept_number_ = next_number_; }
+  void discard_numbers() { next_number_ = kept_number_; }
+
  private:
+  std::string_view numbered(schema::FrameType type, std::string_view payload);
+
   ZSTD_CCtx* cctx_;
   std::string scratch_;
   // FORMAT.md §4 key 9: tells this run's files from those of another process
   // writing the same NAME at the same time, or of an earlier run with this pid.
   std::uint64_t run_id_;
+  std::string numbered_;
+  std::uint64_t next_number_ = 0;
+  std::uint64_t kept_number_ = 0;
 };
 
 }  // namespace terse::detail

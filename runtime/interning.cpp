@@ -76,10 +76,16 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
     if (args.size() - at < 4) return false;
     std::uint32_t header;
     std::memcpy(&header, args.data() + at, 4);
-    std::size_t length = tag == schema::TypeTag::structured ? header : schema::string_bytes_after(header);
+    std::size_t length = header;
+    if (tag == schema::TypeTag::string) {
+      std::size_t whole = schema::encoded_string_size(reinterpret_cast<const unsigned char*>(args.data()) + at,
+                                                      args.size() - at);
+      if (whole == 0) return false;
+      length = whole - 4;
+    }
     if (args.size() - at - 4 < length) return false;
     std::string_view text = args.substr(at + 4, length);
-    // Null, interned and truncated headers all have the top bit set.
+    // Null, interned, truncated and cut headers all have the top bit set.
     bool plain_text = tag == schema::TypeTag::string && (header & schema::kStringTruncatedBit) == 0;
     if (!plain_text || length < kMinLength) {
       args_out.append(args.substr(at, 4 + length));

@@ -131,7 +131,11 @@ std::string_view Writer::intern_strings(const Batch& batch, int level) {
 // frame in front of good ones.
 bool Writer::append_to_file(std::string_view bytes) {
   std::uint64_t start = file_bytes_;
-  if (write_all(bytes)) return true;
+  if (write_all(bytes)) {
+    frames_.keep_numbers();
+    return true;
+  }
+  frames_.discard_numbers();
   if (file_bytes_ != start && ::ftruncate(fd_, static_cast<off_t>(start)) == 0) {
     counters_.bytes_out.fetch_sub(file_bytes_ - start, std::memory_order_relaxed);
     unsynced_bytes_ -= std::min(unsynced_bytes_, file_bytes_ - start);

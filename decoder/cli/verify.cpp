@@ -18,7 +18,8 @@ namespace {
 
 const char* const kVerifyFooter = R"(Exit code 0 only when every frame of every file is intact; damage is listed on
 stderr with the file and offset (a torn tail is where a writer stopped: the
-records before it are all readable with 'terse cat').
+records before it are all readable with 'terse cat'). In files of format 1.3 a
+frame repeated, out of order or missing by its number is damage too.
 
 Examples:
   terse verify logs/

@@ -149,8 +149,11 @@ struct Arg {
   // function that returns an Arg. The size is the same either way: the long
   // double's 16-byte alignment pads the struct already.
   long double f80 = 0;
-  std::string_view text;  // strings, structured values
+  // Strings, structured values. A cut string (FORMAT.md §8, 1.3) holds the
+  // kept bytes followed by the mark "... N bytes total".
+  std::string_view text;
   bool truncated = false;
+  std::uint64_t original_size = 0;  // a cut string's length before the cut; 0 when the file does not say
   bool null_string = false;
   Arg() : u(0) {}
 };

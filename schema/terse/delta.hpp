@@ -63,12 +63,9 @@ class DeltaPlan {
       unsigned char* field = args + at;
       switch (step.op) {
         case Op::string: {
-          if (size - at < 4) return false;
-          std::uint32_t header;
-          std::memcpy(&header, field, 4);
-          std::size_t length = schema::string_bytes_after(header);
-          if (size - at - 4 < length) return false;
-          at += 4 + length;
+          std::size_t length = schema::encoded_string_size(field, size - at);
+          if (length == 0) return false;
+          at += length;
           continue;
         }
         case Op::sized: {

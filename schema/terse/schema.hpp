@@ -12,7 +12,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 2;
+inline constexpr std::uint16_t kVersionMinor = 3;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -48,13 +48,18 @@ enum class DictKind : std::uint8_t {
   site = 1,
   thread = 2,
   text = 3,  // 1.1
+  frame_number = 4,  // 1.3
 };
 
 // FORMAT.md §7: site id 0 marks a control record; its first argument byte is the kind.
 inline constexpr std::uint32_t kControlSiteId = 0;
 enum class ControlKind : std::uint8_t {
   dropped = 1,
+  frame_number = 2,  // 1.3
 };
+
+// FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
+inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;
 
 // FORMAT.md §8: string arguments store their length in a u32 whose top bit
 // says the writer cut the string short.
@@ -64,11 +69,37 @@ inline constexpr std::uint32_t kStringLengthMask = 0x7FFFFFFFu;
 inline constexpr std::uint32_t kStringNull = 0xFFFFFFFFu;
 // 1.1: the string is a text entry of the file's dictionary; its u32 id follows.
 inline constexpr std::uint32_t kStringInterned = 0xFFFFFFFEu;
+// 1.3: the string was cut; its original length (u64) follows, then the
+// stored string as a header with the truncated bit and its bytes.
+inline constexpr std::uint32_t kStringCut = 0xFFFFFFFDu;
+inline constexpr std::size_t kStringCutPrefix = 12;
 
 // The bytes that follow a string's u32 header: none for a null string, the
-// text id for an interned one, else the length bits.
+// text id for an interned one, else the length bits. A cut string's header
+// (kStringCut) is followed by more than its header says: see
+// encoded_string_size.
 constexpr std::size_t string_bytes_after(std::uint32_t header) {
   return header == kStringNull ? 0 : header == kStringInterned ? 4 : (header & kStringLengthMask);
+}
+
+// The bytes a string argument takes at `p`, header included, or 0 when the
+// `available` bytes do not hold it all. `p` is little-endian like the file.
+inline std::size_t encoded_string_size(const unsigned char* p, std::size_t available) {
+  auto header_at = [p](std::size_t at) {
+    return std::uint32_t{p[at]} | std::uint32_t{p[at + 1]} << 8 | std::uint32_t{p[at + 2]} << 16 |
+           std::uint32_t{p[at + 3]} << 24;
+  };
+  if (available < 4) return 0;
+  std::size_t at = 0;
+  std::uint32_t header = header_at(0);
+  if (header == kStringCut) {
+    if (available < kStringCutPrefix + 4) return 0;
+    at = kStringCutPrefix;
+    header = header_at(at);
+    if (header == kStringNull || header == kStringInterned || header == kStringCut) return 0;
+  }
+  std::size_t after = string_bytes_after(header);
+  return available - at - 4 < after ? 0 : at + 4 + after;
 }
 
 // FORMAT.md §8, the type-tag table. One list feeds both sides: the tag value,

@@ -44,6 +44,31 @@ std::vector<Walked> walk(const std::string& bytes, std::size_t at = 0) {
   return frames;
 }
 
+// A records payload as the writer numbers it (FORMAT.md §3.1): base ticks,
+// the frame-number control record, then the records given.
+std::string numbered_records(std::string_view payload, std::uint64_t number) {
+  std::string out(payload.substr(0, 8));
+  std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
+  wire::put_varint(args, number);
+  wire::put_varint(out, schema::kControlSiteId);
+  wire::put_varint(out, 0);
+  wire::put_varint(out, 0);
+  wire::put_bytes(out, args);
+  out.append(payload.substr(8));
+  return out;
+}
+
+// A dictionary frame's entries without its leading frame-number entry.
+std::string_view entries_of(std::string_view stored) {
+  wire::Reader r(stored);
+  std::uint8_t kind;
+  std::string_view body;
+  REQUIRE(r.le(kind));
+  REQUIRE(kind == static_cast<std::uint8_t>(schema::DictKind::frame_number));
+  REQUIRE(r.length_prefixed(body, stored.size()));
+  return stored.substr(static_cast<std::size_t>(r.position() - reinterpret_cast<const unsigned char*>(stored.data())));
+}
+
 }  // namespace
 
 TEST_CASE("level 0 stores the payload as it is") {
@@ -55,8 +80,8 @@ TEST_CASE("level 0 stores the payload as it is") {
   REQUIRE(walked.size() == 1);
   CHECK(walked[0].header.type == static_cast<std::uint8_t>(schema::FrameType::records));
   CHECK(walked[0].header.flags == 0);
-  CHECK(walked[0].header.raw_size == payload.size());
-  CHECK(walked[0].stored == payload);
+  CHECK(walked[0].header.raw_size == walked[0].stored.size());
+  CHECK(walked[0].stored == numbered_records(payload, 0));
 }
 
 TEST_CASE("a compressible payload is compressed, a short or random one is not") {
@@ -64,7 +89,8 @@ TEST_CASE("a compressible payload is compressed, a short or random one is not") 
   std::string out;
   std::string repetitive(4096, 'a');
   frames.append_frame(out, schema::FrameType::records, repetitive, 1);
-  frames.append_frame(out, schema::FrameType::records, std::string(63, 'b'), 1);
+  // 50 bytes and the frame number's 6: still below the 64 worth compressing.
+  frames.append_frame(out, schema::FrameType::records, std::string(50, 'b'), 1);
   std::string noise;
   std::uint32_t x = 12345;
   for (int i = 0; i < 256; ++i) noise.push_back(static_cast<char>((x = x * 1664525u + 1013904223u) >> 24));
@@ -72,11 +98,11 @@ TEST_CASE("a compressible payload is compressed, a short or random one is not") 
   auto walked = walk(out);
   REQUIRE(walked.size() == 3);
   CHECK(walked[0].header.flags == schema::kFrameFlagZstd);
-  CHECK(walked[0].header.raw_size == 4096);
+  CHECK(walked[0].header.raw_size == numbered_records(repetitive, 0).size());
   CHECK(walked[0].header.stored_size < 4096);
   CHECK(walked[1].header.flags == 0);
   CHECK(walked[2].header.flags == 0);
-  CHECK(walked[2].stored == noise);
+  CHECK(walked[2].stored == numbered_records(noise, 2));
 }
 
 TEST_CASE("dictionary frames are split at entry boundaries near 1 MiB") {
@@ -97,14 +123,15 @@ TEST_CASE("dictionary frames are split at entry boundaries near 1 MiB") {
   for (const auto& w : walked) {
     CHECK(w.header.type == static_cast<std::uint8_t>(schema::FrameType::dictionary));
     CHECK(w.stored.size() <= (1u << 20));
-    wire::Reader r(w.stored);  // whole entries only
+    std::string_view stored = entries_of(w.stored);
+    wire::Reader r(stored);  // whole entries only
     while (!r.empty()) {
       std::uint8_t kind;
       std::string_view body;
       REQUIRE(r.le(kind));
-      REQUIRE(r.length_prefixed(body, w.stored.size()));
+      REQUIRE(r.length_prefixed(body, stored.size()));
     }
-    joined.append(w.stored);
+    joined.append(stored);
   }
   CHECK(joined == entries);
 }
@@ -123,10 +150,33 @@ TEST_CASE("a file opens with its preamble, info and calibration") {
   REQUIRE(walked.size() == 2);
   CHECK(walked[0].header.type == static_cast<std::uint8_t>(schema::FrameType::info));
   CHECK(walked[1].header.type == static_cast<std::uint8_t>(schema::FrameType::calibration));
-  REQUIRE(walked[1].stored.size() == 24);
+  REQUIRE(walked[1].stored.size() == 25);  // and frame number 1 (FORMAT.md §3.1)
+  CHECK(walked[1].stored[24] == 1);
   CHECK(wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(walked[1].stored.data())) == 123);
   // The file decodes on its own.
   auto decoded = terse::test::decode_bytes(out);
   CHECK(decoded.intact());
   CHECK(decoded.lines.empty());
+}
+
+TEST_CASE("frames are numbered from the info frame on, and a write that failed gives its numbers back") {
+  FrameEncoder frames;
+  std::string out;
+  terse::detail::Calibration calibration{123, 456, 2.5e9};
+  frames.append_file_start(out, 1, calibration);
+  frames.keep_numbers();
+  std::string records(16, '\0');
+  std::string lost;
+  frames.append_frame(lost, schema::FrameType::records, records, 0);
+  frames.discard_numbers();
+  std::string batch;
+  frames.append_calibration(batch, calibration);
+  frames.append_frame(batch, schema::FrameType::records, records, 0);
+  CHECK(lost.substr(schema::kFrameHeaderSize) == numbered_records(records, 2));
+  auto walked = walk(batch);
+  REQUIRE(walked.size() == 2);
+  CHECK(walked[0].stored[24] == 2);
+  CHECK(walked[1].stored == numbered_records(records, 3));
+  auto decoded = terse::test::decode_bytes(out + batch);
+  CHECK(decoded.intact());
 }

@@ -180,7 +180,16 @@ inline std::size_t encoded_size(const T& value, std::uint32_t& text_length) noex
 template <std::uint8_t Tag, typename T>
 inline char* encode_arg(char* out, const T& value, std::uint32_t text_length, bool truncated) noexcept {
   if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::string)) {
-    std::uint32_t header = text_length | (truncated ? schema::kStringTruncatedBit : 0u);
+    std::uint32_t header = text_length;
+    if (__builtin_expect(truncated, 0)) {
+      // FORMAT.md §8 (1.3): a cut string says how long it was.
+      const std::uint32_t cut = schema::kStringCut;
+      const std::uint64_t original = string_length(value);
+      std::memcpy(out, &cut, 4);
+      std::memcpy(out + 4, &original, 8);
+      out += schema::kStringCutPrefix;
+      header |= schema::kStringTruncatedBit;
+    }
     if constexpr (is_char_pointer<T>) {
       if (value == nullptr) header = schema::kStringNull;
     }

@@ -429,8 +429,13 @@ struct Encoding<T, kind::scalar> {
     if constexpr (is_text) {
       // A null `const char*` has length 0, and encode_arg marks it null.
       std::size_t length = string_length(value);
-      bool truncated = length > limits.max_string;
-      return encode_arg<tag>(out, value, static_cast<std::uint32_t>(truncated ? limits.max_string : length), truncated);
+      if (length <= limits.max_string) return encode_arg<tag>(out, value, static_cast<std::uint32_t>(length), false);
+      // Inside a structured value a cut string keeps the truncated bit alone
+      // (FORMAT.md §8.1): the value's size was measured without a cut's prefix.
+      std::uint32_t header = limits.max_string | schema::kStringTruncatedBit;
+      std::memcpy(out, &header, 4);
+      if (const char* text = string_data(value)) std::memcpy(out + 4, text, limits.max_string);
+      return out + 4 + limits.max_string;
     } else {
       return encode_arg<tag>(out, value, 0, false);
     }
