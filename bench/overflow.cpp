@@ -120,8 +120,9 @@ int main(int argc, char** argv) {
       {"2 x 8 M/s", 2, records, 8e6},
       {"4 x unpaced", 4, burst, 0},
   };
-  std::printf("| case | on schedule | block: ms / dropped (IO CPU) | drop: ms / dropped (IO CPU, written) |\n"
-              "|---|---:|---|---|\n");
+  std::printf(
+      "| case | on schedule | block: ms / dropped (IO CPU) | drop: ms / dropped (IO CPU, written) |\n"
+      "|---|---:|---|---|\n");
   for (const Case& c : cases) {
     const Outcome block = run(c, terse::Overflow::block, buffer_bytes, sleep);
     const Outcome drop = run(c, terse::Overflow::drop, buffer_bytes, sleep);

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <utility>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include <zstd.h>
 
@@ -62,7 +62,7 @@ struct StreamDecoder::State {
   bool reported_missing_calibration = false;
   std::vector<Arg> arg_values;
   std::vector<std::string> marked_texts;  // cut strings with their mark, by argument
-  std::string raw;  // decompressed payload
+  std::string raw;                        // decompressed payload
   ZSTD_DCtx* dctx = nullptr;
 
   // The pull side: the frame reader and the records frame being walked.
@@ -367,8 +367,7 @@ bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t n
   std::uint64_t unknown = std::exchange(unknown_frames, 0);
   if (number > frame_high) {
     std::uint64_t skipped = number - frame_high - 1;
-    if (skipped > unknown && !lost_since)
-      frame_gaps.emplace(frame_high + 1, std::make_pair(number - 1, frame.offset));
+    if (skipped > unknown && !lost_since) frame_gaps.emplace(frame_high + 1, std::make_pair(number - 1, frame.offset));
     frame_high = number;
     return true;
   }
@@ -381,8 +380,8 @@ bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t n
   frame_gaps.erase(gap);
   if (first < number) frame_gaps.emplace(first, std::make_pair(number - 1, rest.second));
   if (number < rest.first) frame_gaps.emplace(number + 1, rest);
-  damage(frame.offset, "frame " + std::to_string(number) + " is out of order: it comes after frame " +
-                           std::to_string(frame_high));
+  damage(frame.offset,
+         "frame " + std::to_string(number) + " is out of order: it comes after frame " + std::to_string(frame_high));
   return true;
 }
 

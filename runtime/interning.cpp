@@ -78,8 +78,8 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
     std::memcpy(&header, args.data() + at, 4);
     std::size_t length = header;
     if (tag == schema::TypeTag::string) {
-      std::size_t whole = schema::encoded_string_size(reinterpret_cast<const unsigned char*>(args.data()) + at,
-                                                      args.size() - at);
+      std::size_t whole =
+          schema::encoded_string_size(reinterpret_cast<const unsigned char*>(args.data()) + at, args.size() - at);
       if (whole == 0) return false;
       length = whole - 4;
     }

@@ -116,8 +116,7 @@ bool Merger::fits(const Slot& slot, const InputPosition& entry, const std::strin
 // directory first, so that a moved log of a NAME another input shares still
 // finds the inputs left for it.
 std::vector<std::vector<std::size_t>> Merger::match_entries(const std::vector<InputPosition>& entries,
-                                                            const std::vector<std::string>& logs,
-                                                            std::string& error) {
+                                                            const std::vector<std::string>& logs, std::string& error) {
   std::vector<std::vector<std::size_t>> slots_of(entries.size());
   std::vector<bool> claimed(slots_.size(), false);
   for (std::size_t e = 0; e < entries.size(); ++e) {

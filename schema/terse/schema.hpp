@@ -47,7 +47,7 @@ enum class InfoKey : std::uint8_t {
 enum class DictKind : std::uint8_t {
   site = 1,
   thread = 2,
-  text = 3,  // 1.1
+  text = 3,          // 1.1
   frame_number = 4,  // 1.3
 };
 

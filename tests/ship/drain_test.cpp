@@ -26,8 +26,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // Not ended yet; the process stays unreaped for its own wait().
 bool running(const Process& process) {
   siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(process.pid()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == 0;
+  return ::waitid(P_PID, static_cast<id_t>(process.pid()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
 }
 
 // Logs of kRecords records, and a one-broker cluster that is down.
