@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <terse/detail/site.hpp>
 #include <terse/wire.hpp>
@@ -59,6 +61,19 @@ std::unique_ptr<SiteInfo> copy_site(const Site& site, const char* const* names) 
   }
 }
 
+// Copies that lost a registration race stay reachable here, so that a leak
+// checker does not report memory kept on purpose.
+void keep_retired(const SiteInfo* copy) noexcept {
+  static std::mutex mutex;
+  static auto* retired = new std::vector<const SiteInfo*>;  // never destroyed, like the copies
+  std::lock_guard lock(mutex);
+  try {
+    retired->push_back(copy);
+  } catch (...) {
+    // Out of memory: the copy is merely unreachable, which is harmless.
+  }
+}
+
 }  // namespace
 
 std::uint32_t register_site(Site& site, const char* const* names) noexcept {
@@ -80,6 +95,7 @@ std::uint32_t register_site(Site& site, const char* const* names) noexcept {
   // Another thread registered this site first; the id taken here stays
   // unused. Its copy leaves the walk but is not freed: a walk may be reading it.
   slot.store(nullptr, std::memory_order_release);
+  keep_retired(copy);
   return current;
 }
 
