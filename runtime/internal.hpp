@@ -2,6 +2,7 @@
 #pragma once
 
 #include <signal.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -79,6 +80,19 @@ std::uint64_t siphash24_for_tests(std::uint64_t k0, std::uint64_t k1, const void
 void install_crash_handlers() noexcept;
 void uninstall_crash_handlers() noexcept;
 void flush_for_crash() noexcept;
+
+// Sleeps in 1 ms steps while `keep_waiting()` holds, `limit_ms` at most.
+// Async-signal-safe (nanosleep only), for the signal handlers and for
+// stop(), which waits for them. False when the limit ran out first.
+template <typename Predicate>
+bool wait_while(Predicate keep_waiting, int limit_ms) noexcept {
+  for (int waited_ms = 0; waited_ms < limit_ms; ++waited_ms) {
+    if (!keep_waiting()) return true;
+    timespec pause{0, 1'000'000};
+    nanosleep(&pause, nullptr);
+  }
+  return !keep_waiting();
+}
 
 // Termination flush (runtime/termination.cpp): SIGTERM, SIGINT and SIGHUP,
 // where start() finds them at their default action. flush_for_termination()

@@ -263,10 +263,7 @@ void flush_for_termination() noexcept {
   } else {
     // stop() is writing everything already (perhaps on this very thread,
     // which the IO threads do not need for it).
-    for (int waited_ms = 0; g_stop_draining.load() && waited_ms < 5000; ++waited_ms) {
-      timespec pause{0, 1'000'000};
-      nanosleep(&pause, nullptr);
-    }
+    wait_while([] { return g_stop_draining.load(); }, 5000);
   }
   g_signal_flushes.fetch_sub(1);
 }
@@ -331,10 +328,7 @@ void stop() {
   // Kept through the drain, so SIGTERM during stop() waits for it instead of
   // losing what it was writing.
   uninstall_termination_handlers();
-  for (int waited_ms = 0; g_signal_flushes.load() > 0 && waited_ms < 10'000; ++waited_ms) {
-    timespec pause{0, 1'000'000};
-    nanosleep(&pause, nullptr);
-  }
+  wait_while([] { return g_signal_flushes.load() > 0; }, 10'000);
   buffer_settings().running.store(false, std::memory_order_release);
   g_active.store(false, std::memory_order_release);
   g_logger.reset();

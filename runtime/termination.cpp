@@ -9,7 +9,6 @@
 // are written as always (compressed). The handler only stores to atomics
 // and sleeps, and every wait in it is bounded.
 #include <signal.h>
-#include <time.h>
 
 #include <atomic>
 
@@ -50,10 +49,7 @@ void on_termination_signal(int signal_number, siginfo_t*, void*) {
   } else {
     // A second signal (say Ctrl-C pressed again, or a supervisor signalling
     // twice) must not cut the first one's flush short.
-    for (int waited_ms = 0; g_flush_state.load() == kFlushing && waited_ms < kSecondSignalWaitMs; ++waited_ms) {
-      timespec pause{0, 1'000'000};
-      nanosleep(&pause, nullptr);
-    }
+    wait_while([] { return g_flush_state.load() == kFlushing; }, kSecondSignalWaitMs);
     if (int first = g_first_signal.load()) signal_number = first;
   }
   die_of(signal_number);
