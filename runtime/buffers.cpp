@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "internal.hpp"
+#include "memory.hpp"
 
 #if TERSE_CLOCK_TSC
 #include <immintrin.h>
@@ -82,13 +83,11 @@ ThreadBuffer* create_thread_buffer() {
   std::size_t capacity = buffer_settings().buffer_bytes.load(std::memory_order_relaxed);
   auto* buffer = new (std::nothrow) ThreadBuffer;
   if (buffer == nullptr) return nullptr;
-  buffer->data = static_cast<char*>(std::aligned_alloc(64, capacity));
+  buffer->data = map_populated(capacity);
   if (buffer->data == nullptr) {
     delete buffer;
     return nullptr;
   }
-  // Touch every page now so the first pass through the ring takes no page faults.
-  std::memset(buffer->data, 0, capacity);
   buffer->capacity = capacity;
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
@@ -105,7 +104,7 @@ ThreadBuffer* create_thread_buffer() {
 }
 
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
-  std::free(buffer->data);
+  unmap_populated(buffer->data, buffer->capacity);
   delete buffer;
 }
 

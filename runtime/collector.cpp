@@ -17,7 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t kBatchTargetBytes = 1024 * 1024;
 constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
 
 template <typename Entry>
@@ -216,9 +215,7 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
       c.position += ring_stride(c.header.args_size);
       if (batch->records.size() >= kBatchTargetBytes) {
         publish_consumed();
-        queue_.submit(batch);
-        batch = queue_.take();
-        batch_opened_ = {};
+        submit(batch);
       }
       more = load(c);
     } while (more && c.header.ticks <= limit);
@@ -256,16 +253,18 @@ bool Collector::anything_pending() const {
   return false;
 }
 
-// Small batches compress badly, so a batch fills until it is big or has
-// waited long enough for a reader following the file.
-bool Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
-  if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
-  bool due = batch->flush_sequence != 0 || (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
-  if (!due) return false;
+void Collector::submit(Batch*& batch) {
   queue_.submit(batch);
   batch = queue_.take();
   batch_opened_ = {};
-  return true;
+}
+
+// Small batches compress badly, so a batch fills until it is big or has
+// waited long enough for a reader following the file.
+void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
+  if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
+  bool due = batch->flush_sequence != 0 || (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
+  if (due) submit(batch);
 }
 
 // Producers whose rings fill up cut the sleep short (nudge_io_thread),
@@ -284,6 +283,7 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
 }
 
 void Collector::run() {
+  queue_.prepare();
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();
   bool nudged = false;

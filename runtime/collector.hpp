@@ -55,7 +55,8 @@ class Collector {
   std::size_t drain(std::uint64_t cutoff, Batch*& batch);
   void wait_for_calls_in_flight();
   bool anything_pending() const;
-  bool submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
+  void submit(Batch*& batch);
+  void submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
   // True when a producer woke it: its ring is filling.
   bool sleep_while_idle(std::chrono::steady_clock::duration idle_for);
 

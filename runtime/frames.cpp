@@ -13,6 +13,7 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "memory.hpp"
 
 namespace terse::detail {
 namespace {
@@ -101,6 +102,11 @@ FrameEncoder::FrameEncoder() : cctx_(ZSTD_createCCtx()), run_id_(new_run_id()) {
 }
 
 FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
+
+void FrameEncoder::prepare(std::size_t bytes) {
+  prefault(scratch_, ZSTD_compressBound(bytes));
+  prefault(numbered_, bytes + 64);
+}
 
 // The payload with the frame's number where its type carries one (FORMAT.md
 // §3.1): appended to a calibration, a first entry of a dictionary, a first

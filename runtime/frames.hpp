@@ -36,6 +36,9 @@ class FrameEncoder {
   // Frames are numbered within their file from its info frame on (FORMAT.md
   // §3.1); frames that did not reach the file give their numbers back.
   void keep_numbers() { kept_number_ = next_number_; }
+  // Sizes and touches its buffers for payloads of `bytes`, so that the first
+  // batches are not written slower than later ones.
+  void prepare(std::size_t bytes);
   void discard_numbers() { next_number_ = kept_number_; }
 
  private:

@@ -334,6 +334,11 @@ void stop() {
   g_logger.reset();
 }
 
+void preallocate() noexcept {
+  using namespace detail;
+  if (tls_buffer == nullptr && buffer_settings().running.load(std::memory_order_acquire)) create_thread_buffer();
+}
+
 void set_async(bool asynchronous) noexcept {
   detail::g_hot.synchronous.store(!asynchronous, std::memory_order_relaxed);
 }

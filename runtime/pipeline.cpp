@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include <terse/terse.hpp>
 
 #include "internal.hpp"
+#include "memory.hpp"
 
 namespace terse::detail {
 namespace {
@@ -14,17 +16,31 @@ Wakeup* g_wakeup = new Wakeup;
 
 }  // namespace
 
+ByteBuffer::~ByteBuffer() { unmap_populated(data_, capacity_); }
+
 void ByteBuffer::grow(std::size_t needed) {
-  std::size_t capacity = std::max(needed, capacity_ * 2 + 4096);
-  auto fresh = std::make_unique<char[]>(capacity);
-  if (size_ != 0) std::memcpy(fresh.get(), data_.get(), size_);
-  data_ = std::move(fresh);
+  constexpr std::size_t kPage = 4096;
+  std::size_t capacity = (std::max(needed, capacity_ * 2) + kPage - 1) / kPage * kPage;
+  char* fresh = map_populated(capacity);
+  if (fresh == nullptr) throw std::bad_alloc();
+  if (size_ != 0) std::memcpy(fresh, data_, size_);
+  unmap_populated(data_, capacity_);
+  data_ = fresh;
   capacity_ = capacity;
+}
+
+void ByteBuffer::reset_capacity(std::size_t bytes) {
+  unmap_populated(data_, capacity_);
+  data_ = nullptr;
+  size_ = capacity_ = 0;
+  grow(bytes);
 }
 
 void Batch::clear() {
   dictionary.clear();
   records.clear();
+  // Grown while the writer was behind: the memory goes back once written.
+  if (records.capacity() > 2 * kBatchPreparedBytes) records.reset_capacity(kBatchPreparedBytes);
   last_ticks = 0;
   record_count = 0;
   calibration_changed = false;
@@ -45,16 +61,40 @@ void Counters::add_to(Stats& s) const {
 }
 
 BatchQueue::BatchQueue() {
-  for (auto& batch : batches_) free_.push_back(&batch);
+  for (std::size_t i = 0; i < kKeptBatches; ++i) {
+    owned_.push_back(std::make_unique<Batch>());
+    free_.push_back(owned_.back().get());
+  }
+}
+
+void BatchQueue::prepare() {
+  std::lock_guard lock(mutex_);
+  for (Batch* batch : free_) {
+    if (batch->records.capacity() < kBatchPreparedBytes) batch->records.reset_capacity(kBatchPreparedBytes);
+  }
 }
 
 Batch* BatchQueue::take() {
-  std::unique_lock lock(mutex_);
-  batch_returned_.wait(lock, [&] { return !free_.empty(); });
-  Batch* batch = free_.back();
-  free_.pop_back();
+  Batch* batch = nullptr;
+  std::uint64_t sequence;
+  {
+    std::unique_lock lock(mutex_);
+    if (!free_.empty() || owned_.size() >= kMostBatches) {
+      batch_returned_.wait(lock, [&] { return !free_.empty(); });
+      batch = free_.back();
+      free_.pop_back();
+    }
+    sequence = ++batches_taken_;
+  }
+  if (batch == nullptr) {  // the writer is behind: one more, mapped outside the lock the writer needs
+    auto extra = std::make_unique<Batch>();
+    extra->records.reset_capacity(kBatchPreparedBytes);
+    batch = extra.get();
+    std::lock_guard lock(mutex_);
+    owned_.push_back(std::move(extra));
+  }
   batch->clear();
-  batch->sequence = ++batches_taken_;
+  batch->sequence = sequence;
   return batch;
 }
 
@@ -85,12 +125,20 @@ BatchQueue::Work BatchQueue::wait_for_work(const std::chrono::steady_clock::time
 }
 
 void BatchQueue::finish(const Work& work, bool last) {
+  std::unique_ptr<Batch> retired;
   {
     std::lock_guard lock(mutex_);
     if (work.batch != nullptr) {
       if (work.batch->flush_sequence > flush_completed_) flush_completed_ = work.batch->flush_sequence;
       flushed_through_.store(flush_completed_, std::memory_order_release);
-      free_.push_back(work.batch);
+      // Two free ones waiting: the writer has caught up, and an extra batch goes.
+      if (owned_.size() > kKeptBatches && free_.size() >= 2) {
+        auto it = std::find_if(owned_.begin(), owned_.end(), [&](const auto& b) { return b.get() == work.batch; });
+        retired = std::move(*it);
+        owned_.erase(it);
+      } else {
+        free_.push_back(work.batch);
+      }
     }
     if (work.durable_wanted) sync_completed_ = work.sync_target;
     if (last) writer_done_ = true;

@@ -24,26 +24,40 @@ struct Stats;
 
 namespace terse::detail {
 
-// Grows without zero-filling, so the collector writes records in place.
+// A batch's records payload: grows without zero-filling, so the collector
+// writes records in place, into pages mapped in advance (memory.hpp).
 class ByteBuffer {
  public:
+  ByteBuffer() = default;
+  ~ByteBuffer();
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+
   // Room for `n` more bytes at the end; commit() says how many were used.
   char* tail(std::size_t n) {
     if (capacity_ - size_ < n) grow(size_ + n);
-    return data_.get() + size_;
+    return data_ + size_;
   }
-  void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_); }
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
   void clear() { size_ = 0; }
-  operator std::string_view() const { return {data_.get(), size_}; }
+  // Holds `bytes` from now on, in new memory whether it grows or shrinks.
+  void reset_capacity(std::size_t bytes);
+  operator std::string_view() const { return {data_, size_}; }
 
  private:
   void grow(std::size_t needed);
 
-  std::unique_ptr<char[]> data_;
+  char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
+
+// A batch goes to the writer once its records reach this.
+inline constexpr std::size_t kBatchTargetBytes = std::size_t{1} << 20;
+// With room for the record that takes a batch past its target, mapped up front.
+inline constexpr std::size_t kBatchPreparedBytes = kBatchTargetBytes + (std::size_t{64} << 10);
 
 // One unit of work handed from the collector to the writer.
 struct Batch {
@@ -93,7 +107,12 @@ class BatchQueue {
   BatchQueue();
 
   // Collector side.
-  Batch* take();  // waits for a free batch, cleared and numbered
+  // Maps every free batch's records up front: the first batches then cost
+  // what later ones do.
+  void prepare();
+  // A free batch, cleared and numbered; waits only when the writer holds
+  // kMostBatches.
+  Batch* take();
   void submit(Batch* batch);
 
   // Writer side.
@@ -116,9 +135,15 @@ class BatchQueue {
   std::uint64_t flushed_through() const { return flushed_through_.load(std::memory_order_acquire); }
 
  private:
-  static constexpr std::size_t kBatchCount = 3;
+  // Kept between bursts: one filling, one writing, one waiting. While the
+  // writer is behind (a slow disk, an fsync, a burst past what it
+  // compresses) the collector takes more, up to kMostBatches, rather than
+  // wait while the rings fill up and their threads block or drop; the
+  // extra ones are freed once the writer has caught up.
+  static constexpr std::size_t kKeptBatches = 3;
+  static constexpr std::size_t kMostBatches = 11;
 
-  Batch batches_[kBatchCount];
+  std::vector<std::unique_ptr<Batch>> owned_;
   std::mutex mutex_;
   std::condition_variable flushed_;
   std::condition_variable batch_ready_;

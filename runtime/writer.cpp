@@ -7,9 +7,12 @@
 #include <cstring>
 #include <thread>
 
+#include <zstd.h>
+
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "memory.hpp"
 
 namespace terse::detail {
 namespace {
@@ -40,6 +43,8 @@ void Writer::open_first_file() {
 }
 
 void Writer::run() {
+  frames_.prepare(kBatchPreparedBytes);
+  prefault(out_, ZSTD_compressBound(kBatchPreparedBytes) + 4096);
   for (;;) {
     auto sync_deadline = unsynced_since_ + config_.fsync_interval;
     bool sync_pending = unsynced_bytes_ > 0 && config_.fsync_interval.count() > 0;

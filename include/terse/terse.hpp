@@ -129,6 +129,13 @@ struct ThreadStats {
   std::uint64_t dropped = 0;
 };
 
+// Gives the calling thread its buffer now rather than in its first logging
+// call, which otherwise pays for it (mapping Config::thread_buffer_bytes)
+// and stamps its record that much later. For threads that must not stall
+// even once, such as a trading or audio thread, at their start. Does
+// nothing before start() or when the thread already has one.
+void preallocate() noexcept;
+
 // What the logger has done since start(); counters are exact once flush()
 // has returned.
 struct Stats {

@@ -74,8 +74,17 @@ TEST_CASE("flush(durable) returns after a sync of everything written") {
   TERSE_INFO("durable record {}", 7);
   terse::flush(terse::durable);
   CHECK(terse::stats().syncs == 1);
-  terse::flush(terse::durable);  // nothing new to sync
-  CHECK(terse::stats().syncs == 1);
+  // Nothing new to sync, unless the writer wrote meanwhile: the clock's
+  // calibration is refreshed 10, 20, 40 ms... after start, and a loaded
+  // machine can take that long between the two calls.
+  const terse::Stats before = terse::stats();
+  terse::flush(terse::durable);
+  const terse::Stats after = terse::stats();
+  if (after.bytes_out == before.bytes_out) {
+    CHECK(after.syncs == before.syncs);
+  } else {
+    CHECK(after.syncs <= before.syncs + 1);
+  }
   Decoded decoded = decode_dir(dir.path());
   REQUIRE(decoded.lines.size() == 1);
   CHECK(decoded.lines[0].message == "durable record 7");

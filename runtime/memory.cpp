@@ -1,0 +1,48 @@
+#include "memory.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+// AddressSanitizer checks bounds only in memory it allocated itself.
+#if defined(__SANITIZE_ADDRESS__)
+#define TERSE_MALLOC_ONLY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TERSE_MALLOC_ONLY 1
+#endif
+#endif
+#if !defined(__linux__) && !defined(TERSE_MALLOC_ONLY)
+#define TERSE_MALLOC_ONLY 1
+#endif
+
+namespace terse::detail {
+
+#if defined(TERSE_MALLOC_ONLY)
+
+char* map_populated(std::size_t bytes) noexcept {
+  constexpr std::size_t kAlign = 64;
+  auto* memory = static_cast<char*>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign));
+  if (memory != nullptr) std::memset(memory, 0, bytes);
+  return memory;
+}
+
+void unmap_populated(char* memory, std::size_t) noexcept { std::free(memory); }
+
+#else
+
+char* map_populated(std::size_t bytes) noexcept {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+}
+
+void unmap_populated(char* memory, std::size_t bytes) noexcept {
+  if (memory != nullptr) ::munmap(memory, bytes);
+}
+
+#endif
+
+}  // namespace terse::detail

@@ -1,0 +1,25 @@
+// Memory the IO path writes into at speed: thread rings and batches.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace terse::detail {
+
+// `bytes` of zeroed memory whose pages are present before the first write,
+// so that neither a thread's first pass through its ring nor the IO
+// threads' first batches stop on page faults; nullptr when there is none.
+// Asking the kernel for the pages in one call costs a fraction of touching
+// them one by one (a fault per 4 KiB page), which on some virtual machines
+// costs over 10 us each.
+char* map_populated(std::size_t bytes) noexcept;
+void unmap_populated(char* memory, std::size_t bytes) noexcept;
+
+// Gives a working buffer its capacity and touches its pages now, on an IO
+// thread as it starts, rather than in the middle of the first busy batches.
+inline void prefault(std::string& buffer, std::size_t bytes) {
+  buffer.resize(bytes);
+  buffer.clear();
+}
+
+}  // namespace terse::detail
