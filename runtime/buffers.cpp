@@ -140,13 +140,16 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   constexpr unsigned kSpins = 128;
   constexpr long kSleepLimitNs = 1'000'000;  // re-checks stop() at least this often
   auto& settings = buffer_settings();
+  // The caller's try_reserve() has just read the consumer position: under
+  // the drop policy, looking again at once would only make a dropped call
+  // cost more, and a burst's dropped calls take the cores the IO threads need.
+  if (settings.drop_when_full.load(std::memory_order_relaxed)) {
+    if (settings.running.load(std::memory_order_acquire)) count_drop(buffer);
+    return nullptr;
+  }
   for (unsigned attempt = 0;; ++attempt) {
     if (!settings.running.load(std::memory_order_acquire)) return nullptr;
     if (char* out = buffer.try_reserve(size)) return out;
-    if (settings.drop_when_full.load(std::memory_order_relaxed)) {
-      count_drop(buffer);
-      return nullptr;
-    }
     if (attempt == 0) nudge_io_thread();
     if (attempt < kSpins) {
 #if TERSE_CLOCK_TSC

@@ -141,7 +141,7 @@ void Collector::describe_thread(Batch& batch, const ThreadBuffer& b) {
 
 // FORMAT.md §7.1. Each site's previous values live in one flat array; a
 // site's slots count as zero until it first appears in the batch.
-void Collector::delta_code(Batch& batch, std::uint32_t id, char* args, std::size_t size) {
+void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size) {
   if (id >= delta_slots_.size()) delta_slots_.resize(std::max<std::size_t>(id + 1, delta_slots_.size() * 2));
   std::unique_ptr<DeltaSlots>& slots = delta_slots_[id];
   if (!slots) {
@@ -152,7 +152,11 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* args, std::size
     std::fill(slots->previous.begin(), slots->previous.end(), 0);
     slots->batch = batch.sequence;
   }
-  slots->plan.apply<wire::Delta::encode>(reinterpret_cast<unsigned char*>(args), size, slots->previous.data());
+  auto* to = reinterpret_cast<unsigned char*>(out);
+  const auto* from = reinterpret_cast<const unsigned char*>(args);
+  // Bytes that do not match the site's tags cannot happen; should they,
+  // the record goes as it is rather than with unwritten bytes in it.
+  if (!slots->plan.apply<wire::Delta::encode>(to, from, size, slots->previous.data())) std::memcpy(to, from, size);
 }
 
 // The caller has described the record's thread (once per pass is enough).
@@ -170,8 +174,11 @@ void Collector::append_record(Batch& batch, const Cursor& c) {
   out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
   out = wire::write_varint(out, c.header.args_size);
   if (c.header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
-  std::memcpy(out, c.args, c.header.args_size);
-  if (c.header.site_id != schema::kControlSiteId) delta_code(batch, c.header.site_id, out, c.header.args_size);
+  if (c.header.site_id == schema::kControlSiteId) {
+    std::memcpy(out, c.args, c.header.args_size);
+  } else {
+    delta_code(batch, c.header.site_id, out, c.args, c.header.args_size);
+  }
   batch.records.commit(out + c.header.args_size);
   batch.last_ticks = c.header.ticks;
   ++batch.record_count;

@@ -50,7 +50,8 @@ class Collector {
   void release_abandoned(Batch& batch);
   void describe_site(Batch& batch, std::uint32_t id);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
-  void delta_code(Batch& batch, std::uint32_t id, char* args, std::size_t size);
+  // Copies a record's arguments to `out`, delta-coded (FORMAT.md §7.1).
+  void delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size);
   void append_record(Batch& batch, const Cursor& c);
   std::size_t drain(std::uint64_t cutoff, Batch*& batch);
   void wait_for_calls_in_flight();
