@@ -52,13 +52,7 @@ TEST_CASE("a repeated 4 KiB string costs a few bytes per record, and reads back 
     if (i % 500 == 0) terse::flush();  // many frames, so that texts span them
   }
   terse::stop();
-  Decoded decoded = decode_dir(dir.path());
-  CHECK(decoded.intact());
-  REQUIRE(decoded.lines.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    INFO("record " << i);
-    REQUIRE(decoded.lines[i].message == expected[i]);
-  }
+  require_messages(decode_dir(dir.path()), expected);
   // 3000 copies of 4 KiB would be 12 MiB; the 1000 unique 200-byte
   // strings alone are about 200 KiB of incompressible text.
   CHECK(directory_bytes(dir.path()) < 300 * 1024);

@@ -87,11 +87,5 @@ TEST_CASE("records of an unloaded library are written and decode") {
   }
   expected.push_back("main after");
 
-  Decoded decoded = decode_dir(dir.path());
-  CHECK(decoded.intact());
-  REQUIRE(decoded.lines.size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    INFO("record " << i);
-    REQUIRE(decoded.lines[i].message == expected[i]);
-  }
+  require_messages(decode_dir(dir.path()), expected);
 }

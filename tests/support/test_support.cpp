@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -143,6 +145,15 @@ double test_scale() {
 
 std::uint64_t scaled(std::uint64_t count, std::uint64_t at_least) {
   return std::max(at_least, static_cast<std::uint64_t>(static_cast<double>(count) * test_scale()));
+}
+
+void require_messages(const Decoded& decoded, const std::vector<std::string>& expected) {
+  CHECK(decoded.intact());
+  REQUIRE(decoded.lines.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(decoded.lines[i].message == expected[i]);
+  }
 }
 
 }  // namespace terse::test

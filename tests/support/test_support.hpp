@@ -54,6 +54,9 @@ Line to_line(const decoder::Record& record);
 Decoded decode_files(const std::vector<std::string>& files);
 inline Decoded decode_dir(const std::string& directory) { return decode_files(log_files(directory)); }
 Decoded decode_bytes(const std::string& bytes);
+// The check most end-to-end tests end with: the files are intact and hold
+// exactly the messages `expected`, in order.
+void require_messages(const Decoded& decoded, const std::vector<std::string>& expected);
 
 std::string read_file(const std::string& path);
 
