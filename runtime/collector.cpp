@@ -106,7 +106,8 @@ void Collector::release_abandoned(Batch& batch) {
       std::lock_guard lock(registry.mutex);
       std::erase(registry.buffers, b);
       registry.generation.fetch_add(1, std::memory_order_release);
-      counters_.dropped_released.fetch_add(b->dropped.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      counters_.dropped_released.fetch_add(b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start,
+                                           std::memory_order_relaxed);
     }
     destroy_thread_buffer(b);
     changed = true;

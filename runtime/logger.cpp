@@ -141,7 +141,7 @@ class Logger {
       t.name = std::string(b->name, ::strnlen(b->name, sizeof b->name));
       t.buffer_bytes = b->capacity;
       t.highest_fill = b->highest_fill.load(std::memory_order_relaxed);
-      t.dropped = b->dropped.load(std::memory_order_relaxed);
+      t.dropped = b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start;
       s.records_dropped += t.dropped;
       s.threads.push_back(std::move(t));
     }
@@ -283,6 +283,11 @@ void start(const Config& config) {
   settings.buffer_bytes.store(config.thread_buffer_bytes, std::memory_order_relaxed);
   settings.drop_when_full.store(config.overflow == Overflow::drop, std::memory_order_relaxed);
   settings.crash_handler.store(config.crash_handler, std::memory_order_relaxed);
+  {
+    auto& registry = buffer_registry();
+    std::lock_guard buffers_lock(registry.mutex);
+    for (ThreadBuffer* b : registry.buffers) b->dropped_before_start = b->dropped.load(std::memory_order_relaxed);
+  }
   settings.running.store(true, std::memory_order_release);
   logger->run();
   g_active.store(true, std::memory_order_release);

@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -177,13 +175,8 @@ void stall_io_threads() {
   action.sa_handler = park;
   sigemptyset(&action.sa_mask);
   sigaction(SIGUSR1, &action, nullptr);
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "terse-io" || name == "terse-write") {
-      ::syscall(SYS_tgkill, ::getpid(), std::stoi(entry.path().filename().string()), SIGUSR1);
-    }
+  for (const char* name : {"terse-io", "terse-write"}) {
+    for (int id : threads_named(name)) ::syscall(SYS_tgkill, ::getpid(), id, SIGUSR1);
   }
   ::usleep(50'000);  // let them enter the handler
 }

@@ -1,6 +1,9 @@
 // fsync policy, durable flush, file permissions and runtime stats.
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -169,6 +172,35 @@ TEST_CASE("stats() counts drops, also of threads that have exited") {
   }
   CHECK(reported == s.records_dropped);
   CHECK(logged + reported == 100000);
+}
+
+TEST_CASE("stats() after stop() and start() counts the drops of the new run only") {
+  // The thread's buffer outlives the logger: the first run's drops stay on it.
+  std::thread([] {
+    std::string padding(100, 'd');
+    for (int run = 1; run <= 2; ++run) {
+      TempDir dir;
+      auto config = test_config(dir.path());
+      config.thread_buffer_bytes = 4096;
+      config.overflow = terse::Overflow::drop;
+      terse::start(config);
+      const int records = run == 1 ? 100000 : 10;  // the second run fits in the buffer
+      for (int i = 0; i < records; ++i) TERSE_INFO("run {} record {} {}", run, i, padding);
+      terse::flush();
+      const terse::Stats s = terse::stats();
+      terse::stop();
+      std::uint64_t reported = 0;
+      for (const auto& line : decode_dir(dir.path()).lines) reported += line.dropped ? line.dropped_count : 0;
+      INFO("run " << run);
+      CHECK(s.records_dropped == reported);
+      const auto self = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+      auto mine = std::find_if(s.threads.begin(), s.threads.end(), [&](const auto& t) { return t.os_tid == self; });
+      REQUIRE(mine != s.threads.end());
+      CHECK(mine->dropped == reported);
+      if (run == 1) CHECK(reported > 0);
+      if (run == 2) CHECK(reported == 0);
+    }
+  }).join();
 }
 
 TEST_CASE("in sync mode every call returns with its record in the file") {

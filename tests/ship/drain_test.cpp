@@ -23,12 +23,6 @@ constexpr long kRecords = 2000;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// Not ended yet; the process stays unreaped for its own wait().
-bool running(const Process& process) {
-  siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(process.pid()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
-}
-
 // Logs of kRecords records, and a one-broker cluster that is down.
 struct Setup {
   TempDir dir;
@@ -55,7 +49,7 @@ struct Setup {
 // its drain. The stats line says so (lag_records counts the unacknowledged).
 bool all_read_none_acknowledged(Process& ship) {
   for (auto until = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < until;) {
-    if (!running(ship)) return false;
+    if (!ship.running()) return false;
     if (last_stat(ship.stderr_text(), "lag_records") == static_cast<double>(kRecords)) return true;
     std::this_thread::sleep_for(50ms);
   }
@@ -88,7 +82,7 @@ TEST_CASE("--once waits for an unreachable broker past --drain-timeout, until it
   // Three times --drain-timeout with no signal: still waiting.
   std::this_thread::sleep_for(3s);
   INFO(ship.stderr_text());
-  REQUIRE(running(ship));
+  REQUIRE(ship.running());
   delivered_once_back(s, ship);
 }
 
@@ -99,7 +93,7 @@ TEST_CASE("--once: the first SIGTERM after everything was read drains up to --dr
   ship.signal(SIGTERM);
   std::this_thread::sleep_for(1500ms);
   INFO(ship.stderr_text());
-  REQUIRE(running(ship));
+  REQUIRE(ship.running());
   delivered_once_back(s, ship);
 }
 
@@ -109,7 +103,7 @@ TEST_CASE("--once: a second SIGTERM ends the drain at once, exit 3, the cursor s
   REQUIRE(all_read_none_acknowledged(ship));
   ship.signal(SIGTERM);
   std::this_thread::sleep_for(500ms);
-  REQUIRE(running(ship));
+  REQUIRE(ship.running());
   ship.signal(SIGTERM);
   int code = ship.wait(20s);
   std::string err = ship.stderr_text();

@@ -139,10 +139,12 @@ void Process::stop() {
   pid_ = -1;
 }
 
-bool Process::running() {
+// waitid, not waitpid: only waitid takes WNOWAIT (waitpid fails with EINVAL),
+// which leaves the process unreaped for wait().
+bool Process::running() const {
   if (pid_ <= 0) return false;
-  int status = 0;
-  return ::waitpid(pid_, &status, WNOHANG | WNOWAIT) == 0;
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
 }
 
 long Process::peak_rss_kib() const {

@@ -61,7 +61,8 @@ class Process {
   int wait(std::chrono::milliseconds limit);
   // Stops it with SIGTERM and waits for it to end.
   void stop();
-  bool running();
+  // Not ended yet; left unreaped for wait().
+  bool running() const;
   // Peak resident memory so far, from /proc (0 once it has ended).
   long peak_rss_kib() const;
   std::string stderr_text() const;

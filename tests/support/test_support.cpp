@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -145,6 +146,17 @@ double test_scale() {
 
 std::uint64_t scaled(std::uint64_t count, std::uint64_t at_least) {
   return std::max(at_least, static_cast<std::uint64_t>(static_cast<double>(count) * test_scale()));
+}
+
+std::vector<int> threads_named(const std::string& name) {
+  std::vector<int> ids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string comm_name;
+    std::getline(comm, comm_name);
+    if (comm_name == name) ids.push_back(std::stoi(entry.path().filename().string()));
+  }
+  return ids;
 }
 
 void require_messages(const Decoded& decoded, const std::vector<std::string>& expected) {

@@ -58,6 +58,10 @@ Decoded decode_bytes(const std::string& bytes);
 // exactly the messages `expected`, in order.
 void require_messages(const Decoded& decoded, const std::vector<std::string>& expected);
 
+// The kernel ids of this process's threads named `name` ("terse-io",
+// "terse-write"), for tests that signal one of them.
+std::vector<int> threads_named(const std::string& name);
+
 std::string read_file(const std::string& path);
 
 // TERSE_TEST_SCALE (default 1.0): how much of their record counts the long

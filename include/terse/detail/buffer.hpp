@@ -55,6 +55,9 @@ struct ThreadBuffer {
   std::uint64_t drops_reported = 0;
   std::uint64_t drops_checked_ticks = 0;  // drops not yet reported happened after this
   std::atomic<std::uint64_t> highest_fill{0};
+  // `dropped` when the running logger started: a thread's buffer outlives
+  // stop() and start(), terse::stats() counts from start().
+  std::uint64_t dropped_before_start = 0;
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
