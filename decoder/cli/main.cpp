@@ -3,6 +3,10 @@
 // Here only the top level: each command lives in its own file (commands.hpp).
 #include <signal.h>
 
+#include <cstdio>
+#include <string_view>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
@@ -21,6 +25,20 @@ const char* const kMainFooter = R"(Examples:
 
 Run 'terse COMMAND --help' for a command's options; 'man terse' for more.)";
 
+// A bare `--color` means always, as with ls and grep, also when an input
+// follows it (`terse cat --color logs/`); `--color WHEN` and `--color=WHEN`
+// work as before.
+std::vector<char*> bare_color_as_always(int argc, char** argv) {
+  static char always[] = "--color=always";
+  std::vector<char*> args(argv, argv + argc);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (std::string_view(args[i]) != "--color") continue;
+    std::string_view next = i + 1 < args.size() ? args[i + 1] : "";
+    if (next != "auto" && next != "always" && next != "never") args[i] = always;
+  }
+  return args;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,8 +56,13 @@ int main(int argc, char** argv) {
   auto* verify = add_verify_command(app, verify_options);
   auto* stats = add_stats_command(app, stats_options);
   auto* ship = add_ship_command(app, ship_options);
+  if (argc < 2) {  // no command: what there is to do
+    std::fputs(app.help().c_str(), stdout);
+    return kExitOk;
+  }
+  std::vector<char*> args = bare_color_as_always(argc, argv);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }

@@ -152,7 +152,25 @@ TEST_CASE("--color: levels in colour when asked, never by default into a file or
   CHECK(off.out.find('\x1b') == std::string::npos);
   // JSON is never coloured.
   CHECK(run_terse({"cat", "--json", "--color", "always", fx.path}).out.find('\x1b') == std::string::npos);
-  CHECK(run_terse({"cat", "--color", "sometimes", fx.path}).exit_code == 2);
+  CHECK(run_terse({"cat", "--color=sometimes", fx.path}).exit_code == 2);
+  // A bare --color means always, as with ls and grep, also right before an input.
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"cat", "--format", "{level}", "--color", fx.path},
+                                             {"cat", "--format", "{level}", fx.path, "--color"},
+                                             {"cat", "--format", "{level}", "--color=always", fx.path}}) {
+    auto bare = run_terse(args);
+    INFO(bare.err);
+    CHECK(bare.exit_code == 0);
+    CHECK(split_lines(bare.out) == always);
+  }
+  CHECK(run_terse({"cat", "--color=never", fx.path}).out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("terse with no command prints its help") {
+  auto run = run_terse({});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("Examples:") != std::string::npos);
+  CHECK(run.out.find("cat") != std::string::npos);
 }
 
 TEST_CASE("-n N prints the last N records") {
