@@ -268,11 +268,12 @@ void Collector::submit(Batch*& batch) {
 }
 
 // Small batches compress badly, so a batch fills until it is big or has
-// waited long enough for a reader following the file.
+// waited long enough for a reader following the file; while the writer is
+// behind, longer (a fresh batch then buys nothing), unless a flush waits.
 void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
   if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
-  bool due = batch->flush_sequence != 0 || (batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay);
-  if (due) submit(batch);
+  bool waited_enough = batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay;
+  if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
 }
 
 // Producers whose rings fill up cut the sleep short (nudge_io_thread),

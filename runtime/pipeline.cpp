@@ -65,6 +65,7 @@ BatchQueue::BatchQueue() {
     owned_.push_back(std::make_unique<Batch>());
     free_.push_back(owned_.back().get());
   }
+  free_count_.store(free_.size(), std::memory_order_relaxed);
 }
 
 void BatchQueue::prepare() {
@@ -74,27 +75,40 @@ void BatchQueue::prepare() {
   }
 }
 
+namespace {
+
+// nullptr when there is no memory for one: then the collector waits for the
+// writer as it would once it holds kMostBatches.
+std::unique_ptr<Batch> make_extra_batch() noexcept {
+  try {
+    auto batch = std::make_unique<Batch>();
+    batch->records.reset_capacity(kBatchPreparedBytes);
+    return batch;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
 Batch* BatchQueue::take() {
-  Batch* batch = nullptr;
-  std::uint64_t sequence;
-  {
-    std::unique_lock lock(mutex_);
-    if (!free_.empty() || owned_.size() >= kMostBatches) {
-      batch_returned_.wait(lock, [&] { return !free_.empty(); });
-      batch = free_.back();
-      free_.pop_back();
+  std::unique_lock lock(mutex_);
+  if (free_.empty() && owned_.size() < kMostBatches) {
+    lock.unlock();  // mapped without holding up the writer
+    std::unique_ptr<Batch> extra = make_extra_batch();
+    lock.lock();
+    if (extra) {
+      free_.push_back(extra.get());
+      owned_.push_back(std::move(extra));
     }
-    sequence = ++batches_taken_;
   }
-  if (batch == nullptr) {  // the writer is behind: one more, mapped outside the lock the writer needs
-    auto extra = std::make_unique<Batch>();
-    extra->records.reset_capacity(kBatchPreparedBytes);
-    batch = extra.get();
-    std::lock_guard lock(mutex_);
-    owned_.push_back(std::move(extra));
-  }
+  batch_returned_.wait(lock, [&] { return !free_.empty(); });
+  Batch* batch = free_.back();
+  free_.pop_back();
+  free_count_.store(free_.size(), std::memory_order_relaxed);
+  batch->sequence = ++batches_taken_;
+  lock.unlock();
   batch->clear();
-  batch->sequence = sequence;
   return batch;
 }
 
@@ -138,6 +152,7 @@ void BatchQueue::finish(const Work& work, bool last) {
         owned_.erase(it);
       } else {
         free_.push_back(work.batch);
+        free_count_.store(free_.size(), std::memory_order_relaxed);
       }
     }
     if (work.durable_wanted) sync_completed_ = work.sync_target;

@@ -114,6 +114,8 @@ class BatchQueue {
   // kMostBatches.
   Batch* take();
   void submit(Batch* batch);
+  // A batch waits free: take() returns it without mapping another. No lock.
+  bool free_batch_ready() const { return free_count_.load(std::memory_order_relaxed) > 0; }
 
   // Writer side.
   struct Work {
@@ -149,6 +151,7 @@ class BatchQueue {
   std::condition_variable batch_ready_;
   std::condition_variable batch_returned_;
   std::vector<Batch*> free_;
+  std::atomic<std::size_t> free_count_{0};  // free_.size(), for free_batch_ready()
   std::deque<Batch*> full_;
   std::uint64_t batches_taken_ = 0;
   std::uint64_t flush_completed_ = 0;
