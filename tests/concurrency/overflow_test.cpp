@@ -68,6 +68,17 @@ std::uint64_t log_paced(std::uint64_t count, double per_second, std::uint64_t mo
   return logged;
 }
 
+// A logger under the drop policy, writing into a directory of its own.
+struct DropLogger {
+  TempDir dir;
+  explicit DropLogger(std::size_t buffer_bytes = 0) {
+    auto config = test_config(dir.path());
+    config.overflow = terse::Overflow::drop;
+    if (buffer_bytes != 0) config.thread_buffer_bytes = buffer_bytes;
+    terse::start(config);
+  }
+};
+
 Outcome decoded_outcome(const TempDir& dir, std::uint64_t attempted) {
   Outcome outcome;
   outcome.attempted = attempted;
@@ -85,11 +96,7 @@ Outcome paced_bursts_after_idleness() {
   // idle IO thread sleeps 10 ms at a time.
   const double per_second = 500'000 * test_scale();
   const auto per_burst = static_cast<std::uint64_t>(per_second * 0.012);
-  TempDir dir;
-  auto config = test_config(dir.path());
-  config.overflow = terse::Overflow::drop;
-  config.thread_buffer_bytes = 64 * 1024;
-  terse::start(config);
+  DropLogger logger(64 * 1024);
   std::uint64_t attempted = 0;
   std::thread producer([&] {
     for (std::uint32_t burst = 0; burst < kBursts; ++burst) {
@@ -103,7 +110,7 @@ Outcome paced_bursts_after_idleness() {
   });
   producer.join();
   terse::flush();
-  return decoded_outcome(dir, attempted);
+  return decoded_outcome(logger.dir, attempted);
 }
 
 // A request log line: 64 bytes in the buffer, which holds 16,384 of them.
@@ -115,10 +122,7 @@ Outcome two_fast_threads_on_a_fresh_logger() {
   constexpr int kThreads = 2;
   const double per_second = 3'000'000 * test_scale();
   const auto per_thread = static_cast<std::uint64_t>(per_second * 0.2);
-  TempDir dir;
-  auto config = test_config(dir.path());
-  config.overflow = terse::Overflow::drop;
-  terse::start(config);
+  DropLogger logger;
   std::this_thread::sleep_for(150ms);  // idle first, as a service is before its first burst
   std::atomic<std::uint64_t> attempted{0};
   std::vector<std::thread> threads;
@@ -130,7 +134,7 @@ Outcome two_fast_threads_on_a_fresh_logger() {
   }
   for (auto& thread : threads) thread.join();
   terse::flush();
-  return decoded_outcome(dir, attempted.load());
+  return decoded_outcome(logger.dir, attempted.load());
 }
 
 // The writer thread sleeps in here, as it would in a slow fsync or on a slow disk.
@@ -144,14 +148,11 @@ Outcome one_thread_while_the_writer_stalls() {
   // of batches, and 12 times what the thread's buffer holds.
   const double per_second = 1'000'000 * test_scale();
   const auto count = static_cast<std::uint64_t>(per_second * 0.2);
-  TempDir dir;
-  auto config = test_config(dir.path());
-  config.overflow = terse::Overflow::drop;
-  terse::start(config);
+  DropLogger logger;
   log_request(0, 100);
   terse::flush();
-  struct sigaction stall {
-  }, before{};
+  struct sigaction stall = {};
+  struct sigaction before = {};
   stall.sa_handler = sleep_400ms;
   sigemptyset(&stall.sa_mask);
   stall.sa_flags = SA_RESTART;
@@ -160,7 +161,7 @@ Outcome one_thread_while_the_writer_stalls() {
   const std::uint64_t logged = log_paced(count, per_second, 4096, [](std::uint64_t i) { log_request(i, 503); });
   terse::flush();
   ::sigaction(SIGUSR2, &before, nullptr);
-  return decoded_outcome(dir, 1 + logged);
+  return decoded_outcome(logger.dir, 1 + logged);
 }
 
 template <typename Attempt>
