@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <terse/schema.hpp>
+
 namespace terse::decoder::detail {
 namespace {
 
@@ -40,11 +42,7 @@ std::int64_t TickClock::to_unix_ns(std::uint64_t ticks) const {
 }
 
 std::int64_t TickClock::extrapolate(const Point& point, std::uint64_t ticks) {
-  double delta = static_cast<double>(static_cast<std::int64_t>(ticks - point.ticks)) * 1e9 / point.ticks_per_second;
-  double when = static_cast<double>(point.unix_ns) + delta;
-  if (!(when > -kLimit)) return static_cast<std::int64_t>(-kLimit);
-  if (!(when < kLimit)) return static_cast<std::int64_t>(kLimit);
-  return point.unix_ns + static_cast<std::int64_t>(std::llround(std::clamp(delta, -kLimit, kLimit)));
+  return schema::unix_ns_at(point.ticks, point.unix_ns, point.ticks_per_second, ticks);
 }
 
 // earlier.ticks <= ticks < later.ticks. The result lies between the two

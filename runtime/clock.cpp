@@ -1,11 +1,11 @@
 #include "clock.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <thread>
 
+#include <terse/schema.hpp>
 #include <terse/terse.hpp>
 
 namespace terse::detail {
@@ -41,12 +41,6 @@ Calibration sample_clock() {
     best.unix_ns = unix_ns;
   }
   return best;
-}
-
-// FORMAT.md §5's conversion, as a reader does it.
-std::int64_t unix_ns_at(const Calibration& c, std::uint64_t ticks) {
-  double delta = static_cast<double>(static_cast<std::int64_t>(ticks - c.ticks)) * 1e9 / c.ticks_per_second;
-  return c.unix_ns + static_cast<std::int64_t>(std::llround(delta));
 }
 
 }  // namespace
@@ -96,7 +90,9 @@ Calibration ClockCalibration::continue_line(const Calibration& measured) {
     rate = static_cast<double>(measured.ticks - anchor_.ticks) * 1e9 /
            static_cast<double>(measured.unix_ns - anchor_.unix_ns);
 #endif
-  std::int64_t ahead_ns = unix_ns_at(calibration_, measured.ticks) - measured.unix_ns;
+  std::int64_t ahead_ns =
+      schema::unix_ns_at(calibration_.ticks, calibration_.unix_ns, calibration_.ticks_per_second, measured.ticks) -
+      measured.unix_ns;
   if (std::llabs(ahead_ns) > std::min(kLongestSlewNs, period_ns_ / kSlewDivisor)) {
     // The wall clock stepped: rates measured across the step would be wrong,
     // so they are measured from here on, starting from the last good one.

@@ -113,14 +113,15 @@ class Logger {
   // progress or `limit_ms` in all.
   bool wait_from_signal(std::uint64_t sequence, int limit_ms) noexcept {
     std::uint64_t written = counters_.records_written.load(std::memory_order_relaxed);
-    int quiet_ms = 0;
-    for (int waited_ms = 0; waited_ms < limit_ms && quiet_ms < 1000; ++waited_ms, ++quiet_ms) {
-      if (queue_.flushed_through() >= sequence) return true;
-      std::uint64_t now_written = counters_.records_written.load(std::memory_order_relaxed);
-      if (now_written != written) written = now_written, quiet_ms = 0;
-      timespec pause{0, 1'000'000};
-      nanosleep(&pause, nullptr);
-    }
+    int quiet_ms = 0;  // wait_while asks once a millisecond
+    wait_while(
+        [&] {
+          if (queue_.flushed_through() >= sequence) return false;
+          std::uint64_t now_written = counters_.records_written.load(std::memory_order_relaxed);
+          if (now_written != written) written = now_written, quiet_ms = 0;
+          return quiet_ms++ < 1000;
+        },
+        limit_ms);
     return queue_.flushed_through() >= sequence;
   }
 

@@ -2,6 +2,8 @@
 // states nothing that the spec does not.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -60,6 +62,20 @@ enum class ControlKind : std::uint8_t {
 
 // FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
 inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;
+
+// FORMAT.md §5: the wall-clock time of `ticks` by a calibration point (its
+// ticks, its time, its rate). The reader converts records with it, and the
+// writer uses it to continue its line exactly as readers will see it. A
+// hostile point cannot overflow it: the result is held inside int64.
+inline std::int64_t unix_ns_at(std::uint64_t point_ticks, std::int64_t point_unix_ns, double ticks_per_second,
+                               std::uint64_t ticks) {
+  constexpr double kLimit = 9.2e18;  // inside int64 with room for rounding
+  double delta = static_cast<double>(static_cast<std::int64_t>(ticks - point_ticks)) * 1e9 / ticks_per_second;
+  double when = static_cast<double>(point_unix_ns) + delta;
+  if (!(when > -kLimit)) return static_cast<std::int64_t>(-kLimit);
+  if (!(when < kLimit)) return static_cast<std::int64_t>(kLimit);
+  return point_unix_ns + static_cast<std::int64_t>(std::llround(std::clamp(delta, -kLimit, kLimit)));
+}
 
 // FORMAT.md §8: string arguments store their length in a u32 whose top bit
 // says the writer cut the string short.
