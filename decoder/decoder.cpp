@@ -192,6 +192,7 @@ struct StreamDecoder::State {
 
   bool next(Record& record);
   bool payload_of(const Frame& frame, std::string_view& out);
+  void begin_records(std::uint64_t offset, std::string_view payload);
   void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
@@ -457,28 +458,30 @@ bool StreamDecoder::State::next(Record& record) {
           return false;
         }
         if (!read_numbered()) break;
-        if (payload.data() != raw.data()) {  // deltas are undone in place: own the bytes
-          raw.assign(payload);
-          payload = raw;
-        }
-        ++records_frames;
-        cursor = wire::Reader(payload);
-        if (!cursor.le(cursor_ticks)) {
-          damage(frame.offset, "records frame is too short");
-          break;
-        }
-        if (!clock.calibrated() && !reported_missing_calibration) {
-          reported_missing_calibration = true;
-          damage(frame.offset, "records before any clock calibration; times are raw ticks");
-        }
-        cursor_frame = frame.offset;
-        cursor_index = 0;
-        in_records = true;
+        begin_records(frame.offset, payload);
         break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
     if (frame.type > static_cast<std::uint8_t>(schema::FrameType::records)) ++unknown_frames;
   }
+}
+
+// A records payload (FORMAT.md §7) whose records next() walks from now on.
+void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view payload) {
+  if (payload.data() != raw.data()) raw.assign(payload);  // deltas are undone in place: own the bytes
+  ++records_frames;
+  cursor = wire::Reader(std::string_view(raw));
+  if (!cursor.le(cursor_ticks)) {
+    damage(offset, "records frame is too short");
+    return;
+  }
+  if (!clock.calibrated() && !reported_missing_calibration) {
+    reported_missing_calibration = true;
+    damage(offset, "records before any clock calibration; times are raw ticks");
+  }
+  cursor_frame = offset;
+  cursor_index = 0;
+  in_records = true;
 }
 
 void StreamDecoder::State::info(std::string_view payload) {
@@ -726,6 +729,27 @@ void StreamDecoder::start_bytes(std::string_view bytes) {
   s.summary = Summary{};
   s.in_records = false;
   s.reader = std::make_unique<FrameReader>(-1, bytes, s.source, s.reporter, s.summary);
+}
+
+void StreamDecoder::start_feed() {
+  start_bytes({});
+  state_->reset_file();
+}
+
+void StreamDecoder::feed_calibration(std::uint64_t ticks, std::int64_t unix_ns, double ticks_per_second) {
+  state_->clock.add(ticks, unix_ns, ticks_per_second);
+}
+
+void StreamDecoder::feed_dictionary(std::string_view entries) {
+  State& s = *state_;
+  s.dictionary(Frame{}, entries);
+}
+
+void StreamDecoder::feed_records(std::string_view payload) {
+  State& s = *state_;
+  s.in_records = false;
+  if (payload.empty()) return;
+  s.begin_records(s.records_frames, payload);
 }
 
 bool StreamDecoder::next(Record& record) { return state_->next(record); }

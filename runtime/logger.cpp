@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,8 +21,10 @@
 #include "clock.hpp"
 #include "collector.hpp"
 #include "emergency.hpp"
+#include "environment.hpp"
 #include "internal.hpp"
 #include "pipeline.hpp"
+#include "view.hpp"
 #include "writer.hpp"
 
 namespace terse {
@@ -32,10 +35,17 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kEmergencyBytes = 1 << 20;
 
+// Several IO threads report (the writer, the console's): one at a time, so
+// that an application's on_error needs no lock of its own.
 Config with_error_reporter(Config config) {
   if (!config.on_error) {
     config.on_error = [](const std::string& message) { std::fprintf(stderr, "terse: %s\n", message.c_str()); };
   }
+  config.on_error = [report = std::move(config.on_error),
+                     one_at_a_time = std::make_shared<std::mutex>()](const std::string& message) {
+    std::lock_guard lock(*one_at_a_time);
+    report(message);
+  };
   return config;
 }
 
@@ -53,8 +63,9 @@ class Logger {
  public:
   explicit Logger(const Config& config)
       : config_(with_error_reporter(config)),
+        view_(View::create(config_, clock_.current())),
         collector_(config_.ordering_window, clock_, queue_, requests_, counters_),
-        writer_(config_, clock_.current(), queue_, requests_, counters_) {
+        writer_(config_, clock_.current(), queue_, requests_, counters_, view_.get()) {
     if (config_.crash_handler || config_.termination_signals) {
       emergency_.resize(kEmergencyBytes);
       (void)wire::crc32c("", 0);  // its one-time setup must not first run inside a signal handler
@@ -74,6 +85,7 @@ class Logger {
       writer_.run();
       g_stop_draining.store(false, std::memory_order_release);
     });
+    if (view_) view_->start();
     pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     // Named from here, so the names are there when start() returns.
     pthread_setname_np(collector_thread_.native_handle(), "terse-io");
@@ -84,6 +96,7 @@ class Logger {
     std::uint64_t sequence = requests_.flush.fetch_add(1, std::memory_order_acq_rel) + 1;
     wake_io_thread();
     queue_.wait_for_flush(sequence);
+    if (view_) view_->wait_for_flush(sequence);
   }
 
   void flush_durable() {
@@ -102,7 +115,12 @@ class Logger {
     if (!io_thread_crashed) {
       if (crash) requests_.crashing.store(true, std::memory_order_relaxed);
       std::uint64_t sequence = requests_.flush.fetch_add(1, std::memory_order_acq_rel) + 1;
-      if (wait_from_signal(sequence, crash ? 1000 : 5000)) return;
+      if (wait_from_signal(sequence, crash ? 1000 : 5000)) {
+        // The console and the callback too, while they make progress: in a
+        // container without files they are all there is.
+        if (view_) wait_for_view_from_signal(sequence, crash ? 1000 : 5000);
+        return;
+      }
     }
     // Nobody answered (an IO thread crashed, or is stuck, say on a heap lock
     // the crashing thread held): write what the buffers hold from here.
@@ -125,9 +143,24 @@ class Logger {
     return queue_.flushed_through() >= sequence;
   }
 
+  // As wait_from_signal(), for the view; true once it has shown `sequence`.
+  bool wait_for_view_from_signal(std::uint64_t sequence, int limit_ms) noexcept {
+    std::uint64_t seen = view_->progress();
+    int quiet_ms = 0;
+    return wait_while(
+        [&] {
+          if (view_->shown_through(sequence)) return false;
+          std::uint64_t now_seen = view_->progress();
+          if (now_seen != seen) seen = now_seen, quiet_ms = 0;
+          return quiet_ms++ < 500;
+        },
+        limit_ms);
+  }
+
   Stats stats() {
     Stats s;
     counters_.add_to(s);
+    if (view_) view_->add_to(s);
     for (std::thread* t : {&collector_thread_, &writer_thread_}) {
       clockid_t clock;
       timespec used{};
@@ -154,6 +187,7 @@ class Logger {
     wake_io_thread();
     collector_thread_.join();
     writer_thread_.join();
+    if (view_) view_->finish();
   }
 
  private:
@@ -162,6 +196,7 @@ class Logger {
   BatchQueue queue_;
   Requests requests_;
   Counters counters_;
+  std::unique_ptr<View> view_;  // null: no console and no callback
   Collector collector_;
   Writer writer_;
   std::thread collector_thread_;
@@ -178,8 +213,18 @@ std::unique_ptr<Logger> g_logger;
 std::atomic<Logger*> g_crash_target{nullptr};  // the running logger, for the signal handler
 std::atomic<bool> g_active{false};
 
+bool valid_level(Level level) { return static_cast<int>(level) <= static_cast<int>(Level::off); }
+
 void validate(const Config& config) {
-  if (config.directory.empty()) throw Error("terse: Config::directory is empty");
+  if (static_cast<int>(config.console) > static_cast<int>(Console::automatic))
+    throw Error("terse: Config::console is not a valid mode");
+  if (!valid_level(config.console_level)) throw Error("terse: Config::console_level is not a valid level");
+  if (!valid_level(config.callback_level)) throw Error("terse: Config::callback_level is not a valid level");
+  bool no_files = config.directory.empty();
+  if (no_files && config.console == Console::off && !config.on_record)
+    throw Error(
+        "terse: no directory, no console and no on_record: records would go nowhere; set Config::directory "
+        "(or TERSE_DIR), Config::console (or TERSE_CONSOLE) or Config::on_record");
   if (config.name.empty()) throw Error("terse: Config::name is empty");
   if (config.name.find('/') != std::string::npos || config.name == "." || config.name == "..")
     throw Error("terse: Config::name '" + config.name + "' must be a plain file name prefix, without '/'");
@@ -206,6 +251,7 @@ void validate(const Config& config) {
     throw Error("terse: Config::private_values is not a valid mode");
   if (config.private_values == PrivateValues::hash && config.private_key.empty())
     throw Error("terse: Config::private_values = hash needs a Config::private_key");
+  if (no_files) return;
   std::error_code ec;
   fs::create_directories(config.directory, ec);
   if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());
@@ -271,10 +317,11 @@ void flush_for_termination() noexcept {
 
 }  // namespace detail
 
-void start(const Config& config) {
+void start(const Config& requested) {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
   if (g_logger) throw Error("terse: start() called while already running; call stop() first");
+  const Config config = apply_environment(requested);
   validate(config);
   set_private_key(config.private_key);
   g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);

@@ -25,11 +25,13 @@ FileSet::Rules file_rules(const Config& config) {
 }  // namespace
 
 Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
-               Counters& counters)
+               Counters& counters, View* view)
     : config_(config),
       queue_(queue),
       requests_(requests),
       counters_(counters),
+      view_(view),
+      files_enabled_(!config.directory.empty()),
       files_(file_rules(config)),
       calibration_written_(calibration) {}
 
@@ -38,19 +40,24 @@ Writer::~Writer() {
 }
 
 void Writer::open_first_file() {
+  if (!files_enabled_) return;
   if (!open_file(true))
     throw Error("terse: cannot write the first file in '" + config_.directory + "': " + std::strerror(last_errno_));
 }
 
 void Writer::run() {
-  frames_.prepare(kBatchPreparedBytes);
-  prefault(out_, ZSTD_compressBound(kBatchPreparedBytes) + 4096);
+  if (files_enabled_) {
+    frames_.prepare(kBatchPreparedBytes);
+    prefault(out_, ZSTD_compressBound(kBatchPreparedBytes) + 4096);
+  }
   for (;;) {
     auto sync_deadline = unsynced_since_ + config_.fsync_interval;
     bool sync_pending = unsynced_bytes_ > 0 && config_.fsync_interval.count() > 0;
     BatchQueue::Work work = queue_.wait_for_work(sync_pending ? &sync_deadline : nullptr);
     if (work.batch != nullptr) {
       absorb(*work.batch);
+      // Before the file: a disk that fails or fills up does not hold up the console.
+      if (view_) view_->offer(*work.batch);
       bool written = write_batch(*work.batch) || write_failed(*work.batch);
       if (written && failing_) write_recovered();
     }
@@ -89,6 +96,11 @@ void Writer::absorb(const Batch& batch) {
 // False when the batch did not reach the file (the file is left as it was).
 bool Writer::write_batch(const Batch& batch) {
   if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
+  if (!files_enabled_) {
+    counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
+    counters_.bytes_in.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+    return true;
+  }
   bool fresh = false;
   if (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns())) {
     if (!open_file(false)) return false;

@@ -17,14 +17,16 @@
 #include "frames.hpp"
 #include "interning.hpp"
 #include "pipeline.hpp"
+#include "view.hpp"
 
 namespace terse::detail {
 
 class Writer {
  public:
-  // `config` outlives the writer; its on_error is set.
+  // `config` and `view` outlive the writer; its on_error is set. Without a
+  // directory no file is written, and each batch only goes to the view.
   Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
-         Counters& counters);
+         Counters& counters, View* view);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -58,6 +60,8 @@ class Writer {
   BatchQueue& queue_;
   Requests& requests_;
   Counters& counters_;
+  View* view_;
+  const bool files_enabled_;
   FrameEncoder frames_;
   FileSet files_;
   Calibration calibration_written_;

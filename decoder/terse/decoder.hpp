@@ -243,6 +243,16 @@ class StreamDecoder {
   // Bytes of the stream consumed so far (complete frames and preambles).
   std::uint64_t position() const;
 
+  // Pull interface fed in process, by a writer's own console or callback
+  // (no file, no frames, no checksums): start_feed(), then the payloads in
+  // the order a file would hold them. After feed_records(), next() returns
+  // that payload's records, then false until the next one is fed. A
+  // record's frame_offset numbers the payload it came from.
+  void start_feed();
+  void feed_calibration(std::uint64_t ticks, std::int64_t unix_ns, double ticks_per_second);  // FORMAT.md §5
+  void feed_dictionary(std::string_view entries);                                             // §6 entries
+  void feed_records(std::string_view payload);                                                // a §7 payload
+
   // Pull interface, after start_*: continue after the record at
   // (frame_offset, frame_index) of Record, which must carry `ticks`.
   // Records frames before it are passed over undecompressed (dictionary and

@@ -23,6 +23,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/core.h>
@@ -55,10 +56,48 @@ enum class Overflow : std::uint8_t {
   drop,   // return at once; the loss is counted and written into the log
 };
 
+namespace detail {
+struct RecordAccess;
+}
+
+// Whether, and how, records show on a terminal or a container's log stream
+// besides the file (Config::console).
+enum class Console : std::uint8_t {
+  off,        // files only
+  text,       // `terse cat`'s lines
+  color,      // the same with levels coloured (not when NO_COLOR is set)
+  json,       // `terse cat -o json`'s objects, one per line
+  automatic,  // color on a terminal, text otherwise
+};
+
+// One record as Config::on_record receives it, on terse's own thread. The
+// views are valid during the call only.
+struct Record {
+  Level level = Level::info;
+  std::int64_t time_ns = 0;  // since the Unix epoch
+  std::uint64_t thread = 0;  // the OS thread id
+  std::string_view thread_name;
+  std::string_view file;  // "terse" for a drop report
+  std::uint32_t line = 0;
+  std::string_view format;    // the call site's format string; empty for a drop report
+  std::string_view message;   // as `terse cat` prints it
+  std::uint64_t dropped = 0;  // a drop report: how many records its thread lost
+  // The object `terse cat -o json` prints for it (no newline), made on the
+  // first call; empty when the callback was not made by terse.
+  std::string_view json() const { return json_ ? json_(json_context_) : std::string_view(); }
+
+ private:
+  friend struct detail::RecordAccess;
+  std::string_view (*json_)(const void*) = nullptr;
+  const void* json_context_ = nullptr;
+};
+
 struct Config {
-  std::string directory = "logs";  // created if missing
-  std::string name = "app";        // files are DIRECTORY/NAME-YYYYMMDD-NNN.tlog
-  Level level = Level::info;       // runtime minimum level
+  // Created if missing. Empty: no files at all, only the console and the
+  // callback (the container case).
+  std::string directory = "logs";
+  std::string name = "app";   // files are DIRECTORY/NAME-YYYYMMDD-NNN.tlog
+  Level level = Level::info;  // runtime minimum level
   Overflow overflow = Overflow::block;
   // Per logging thread, a power of two. A thread keeps its buffer for life,
   // so this applies to threads that log for the first time after start().
@@ -98,9 +137,30 @@ struct Config {
   // The key of PrivateValues::hash; required for it. Values hash alike
   // across runs and processes that share the key.
   std::string private_key;
-  // Runtime failures (a write error, a file that cannot be opened) are
-  // reported here, on the IO thread; by default they go to stderr.
+  // Runtime failures (a write error, a file that cannot be opened, a
+  // callback that throws) are reported here, on terse's threads, one call
+  // at a time; by default they go to stderr.
   std::function<void(const std::string&)> on_error;
+
+  // The console: records at or above console_level also go to console_fd,
+  // rendered on terse's threads as `terse cat` renders them, in the order of
+  // the file. It never holds up a caller or the file: when the descriptor
+  // is slower than the records come, the console skips records and then
+  // says how many ("N records not shown on the console").
+  Console console = Console::off;
+  Level console_level = Level::info;
+  int console_fd = 2;  // not closed by terse
+  // A `terse cat --format` pattern; empty: `terse cat`'s default line.
+  std::string console_format;
+  // Called for each record at or above callback_level, on terse's thread
+  // (never the caller's), in order. A callback that throws is counted in
+  // stats() and reported once through on_error; one slower than the records
+  // misses some (counted and reported), but the file misses nothing.
+  std::function<void(const Record&)> on_record;
+  Level callback_level = Level::warn;
+  // start() applies TERSE_LEVEL, TERSE_CONSOLE and TERSE_DIR over this
+  // Config; false ignores them.
+  bool read_environment = true;
 };
 
 class Error : public std::runtime_error {
@@ -108,11 +168,20 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Validates the config, creates the directory, opens the first file and
-// starts the IO thread. Throws terse::Error on a bad config or an unwritable
-// directory. Calls made before start() are discarded.
+// Applies the environment (unless config.read_environment is false), then
+// validates the config, creates the directory, opens the first file and
+// starts the IO thread. Throws terse::Error on a bad config, a bad
+// environment variable or an unwritable directory. Calls made before
+// start() are discarded.
+//
+// The environment overrides the Config, and set_level() overrides both:
+//   TERSE_LEVEL    the level: trace, debug, info, warn, error, critical or off
+//   TERSE_CONSOLE  off, text, color, json or auto
+//   TERSE_DIR      the directory; set but empty: no files
 void start(const Config& config);
-// Returns once every record logged before the call is written to the file.
+// Returns once every record logged before the call is written to the file,
+// passed to on_record and shown on the console (unless the console is
+// stalled: then it does not wait for it).
 void flush();
 // The same, and returns only once the file's data is on stable storage.
 struct Durable {
@@ -139,7 +208,9 @@ void preallocate() noexcept;
 // What the logger has done since start(); counters are exact once flush()
 // has returned.
 struct Stats {
-  std::uint64_t records_written = 0;  // into files, control records included
+  // Into files, control records included; without files (an empty
+  // directory), handed to the console and callback.
+  std::uint64_t records_written = 0;
   std::uint64_t records_dropped = 0;  // by the drop policy
   std::uint64_t bytes_in = 0;         // frame payloads before compression
   std::uint64_t bytes_out = 0;        // bytes written to files
@@ -148,7 +219,15 @@ struct Stats {
   std::uint64_t write_errors = 0;
   std::uint64_t syncs = 0;              // fdatasync calls
   std::chrono::nanoseconds io_busy{0};  // CPU time of the IO threads
-  std::vector<ThreadStats> threads;     // threads with a buffer, live or not yet drained
+  // Console and callback (Config::console, Config::on_record).
+  std::uint64_t console_records = 0;      // shown
+  std::uint64_t console_not_shown = 0;    // skipped: the console could not keep up, or was closed
+  std::uint64_t console_writes = 0;       // write calls, one per batch of lines at most
+  std::uint64_t callback_records = 0;     // passed to on_record
+  std::uint64_t callback_missed = 0;      // not passed: it could not keep up
+  std::uint64_t callback_errors = 0;      // calls that threw
+  std::chrono::nanoseconds view_busy{0};  // CPU time of the console and callback threads
+  std::vector<ThreadStats> threads;       // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
 Stats stats();

@@ -1,0 +1,78 @@
+#include "environment.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace terse::detail {
+namespace {
+
+bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+const char* variable(const char* name) { return std::getenv(name); }
+
+[[noreturn]] void bad_value(const char* name, std::string_view value, const char* accepted) {
+  throw Error(std::string("terse: ") + name + "='" + std::string(value) + "' is not valid; accepted: " + accepted);
+}
+
+}  // namespace
+
+bool parse_level(std::string_view text, Level& level) {
+  static constexpr std::pair<const char*, Level> kLevels[] = {
+#define TERSE_X(name, value) {#name, Level::name},
+      TERSE_SCHEMA_LEVELS(TERSE_X)
+#undef TERSE_X
+          {"off", Level::off},
+  };
+  for (const auto& [name, value] : kLevels) {
+    if (same_text(text, name)) {
+      level = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+Config apply_environment(Config config) {
+  if (!config.read_environment) return config;
+  if (const char* text = variable("TERSE_LEVEL")) {
+    std::string_view value = text;
+    if (value.find_first_of(",=") != std::string_view::npos)
+      bad_value("TERSE_LEVEL", value,
+                "one level for the whole program: trace, debug, info, warn, error, critical or off "
+                "(levels per module are not supported by this version)");
+    if (!parse_level(value, config.level))
+      bad_value("TERSE_LEVEL", value, "trace, debug, info, warn, error, critical or off");
+  }
+  if (const char* text = variable("TERSE_CONSOLE")) {
+    std::string_view value = text;
+    static constexpr std::pair<const char*, Console> kModes[] = {
+        {"off", Console::off},
+        {"text", Console::text},
+        {"color", Console::color},
+        {"colour", Console::color},
+        {"json", Console::json},
+        {"auto", Console::automatic},
+        {"automatic", Console::automatic},
+    };
+    bool known = false;
+    for (const auto& [name, mode] : kModes) {
+      if (same_text(value, name)) {
+        config.console = mode;
+        known = true;
+      }
+    }
+    if (!known) bad_value("TERSE_CONSOLE", value, "off, text, color, json or auto");
+  }
+  // Set but empty means something: no files.
+  if (const char* text = variable("TERSE_DIR")) config.directory = text;
+  return config;
+}
+
+}  // namespace terse::detail

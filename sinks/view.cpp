@@ -1,0 +1,521 @@
+// The view thread ("terse-view"): decodes the writer's batches with the
+// decoder library, as `terse cat` decodes a file, and renders them for the
+// console and the callback. It shares the batches' bytes, not their
+// memory: the writer copies each one into a queue of a few, and when the
+// queue is full (the console or the callback is behind) counts its records
+// as not shown instead of waiting.
+#include "runtime/view.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <terse/decoder.hpp>
+#include <terse/wire.hpp>
+
+#include "runtime/clock.hpp"
+#include "runtime/internal.hpp"
+#include "runtime/memory.hpp"
+#include "runtime/pipeline.hpp"
+#include "sinks/console_output.hpp"
+
+namespace terse::detail {
+
+struct RecordAccess {
+  static void set_json(Record& record, std::string_view (*json)(const void*), const void* context) {
+    record.json_ = json;
+    record.json_context_ = context;
+  }
+};
+
+namespace {
+
+// Batches with records waiting for the view thread; past this the writer
+// counts a batch's records as not shown rather than copy it.
+constexpr std::size_t kQueuedBatches = 4;
+// Rendered text waiting for the console; past this records are not shown.
+constexpr std::size_t kConsoleBacklog = std::size_t{2} << 20;
+// How often on_error hears that the callback misses records.
+constexpr auto kMissedReportEvery = std::chrono::seconds(10);
+constexpr int kDecoderProblemsReported = 10;
+
+constexpr auto kWarn = static_cast<std::uint8_t>(Level::warn);
+
+std::string_view console_notice_format() { return "{} records not shown on the console: it could not keep up"; }
+
+bool color_allowed() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return !(no_color && *no_color) && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+std::int64_t thread_cpu_ns(pthread_t thread) {
+  clockid_t clock;
+  timespec used{};
+  if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &used) != 0) return 0;
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+}
+
+// What the writer hands over of one batch.
+struct Message {
+  std::string dictionary;
+  std::string records;  // empty: none, or not copied (then counted below)
+  bool calibration_changed = false;
+  Calibration calibration;
+  std::uint64_t console_skipped = 0;
+  std::uint64_t callback_skipped = 0;
+  std::uint64_t flush_sequence = 0;
+  bool last = false;
+  bool copied = false;  // `records` holds the batch's records
+
+  void clear() {
+    dictionary.clear();
+    records.clear();
+    calibration_changed = false;
+    console_skipped = callback_skipped = 0;
+    flush_sequence = 0;
+    last = false;
+    copied = false;
+  }
+};
+
+}  // namespace
+
+struct View::Impl {
+  explicit Impl(const Config& config);
+
+  void offer(const Batch& batch);
+  void run();
+  void handle(const Message& message);
+  void show(const decoder::Record& record, bool message_wanted);
+  void call_back(const decoder::Record& record, std::uint8_t level);
+  void show_notice();
+  void report(std::string text) {
+    if (on_error) on_error(std::move(text));
+  }
+  std::uint8_t level_of(const BatchRecord& record) const {
+    if (record.site_id == schema::kControlSiteId) return kWarn;
+    return record.site_id < site_levels.size() ? site_levels[record.site_id] : 0;
+  }
+  void count_skipped(const Batch& batch, Message& message) const;
+  void learn_levels(std::string_view dictionary);
+
+  // Settings.
+  bool console = false;
+  std::uint8_t console_level = 0;
+  bool json = false;
+  std::optional<decoder::LinePattern> pattern;
+  decoder::TimeStyle style;
+  std::function<void(const Record&)> callback;
+  std::uint8_t callback_level = 0;
+  std::function<void(const std::string&)> on_error;
+  bool files = true;
+
+  // Writer side: the level of every site offered so far, by id.
+  std::vector<std::uint8_t> site_levels;
+
+  std::mutex mutex;
+  std::condition_variable ready;    // the view thread: a message is queued
+  std::condition_variable handled;  // flush waiters
+  std::deque<std::unique_ptr<Message>> queue;
+  std::vector<std::unique_ptr<Message>> pool;
+  std::size_t queued_with_records = 0;
+  std::uint64_t handled_flush = 0;  // guarded; also in the atomics below for signal handlers
+  std::uint64_t handled_ticket = 0;
+
+  // The view thread's own.
+  std::thread thread;
+  decoder::StreamDecoder decoder;
+  std::unique_ptr<sinks::ConsoleOutput> output;
+  std::string chunk;
+  std::string message_text;
+  std::string json_text;
+  bool json_made = false;
+  const decoder::Record* calling = nullptr;  // the record json() renders
+  std::uint64_t not_shown_unsaid = 0;        // not shown and not yet said so on the console
+  std::uint64_t missed_unsaid = 0;
+  std::chrono::steady_clock::time_point missed_said{};
+  bool closed_said = false;
+  int problems_said = 0;
+  decoder::Site notice_site;
+  decoder::Thread notice_thread;
+
+  std::atomic<std::uint64_t> flushed_through{0};  // handled_flush
+  std::atomic<std::uint64_t> ticket_through{0};   // handled_ticket
+  std::atomic<std::uint64_t> moved{0};            // progress(): messages handled
+  std::atomic<std::uint64_t> console_records{0};
+  std::atomic<std::uint64_t> console_not_shown{0};
+  std::atomic<std::uint64_t> callback_records{0};
+  std::atomic<std::uint64_t> callback_missed{0};
+  std::atomic<std::uint64_t> callback_errors{0};
+};
+
+View::Impl::Impl(const Config& config)
+    : console(config.console != Console::off),
+      console_level(static_cast<std::uint8_t>(config.console_level)),
+      json(config.console == Console::json),
+      callback(config.on_record),
+      callback_level(static_cast<std::uint8_t>(config.callback_level)),
+      on_error(config.on_error),
+      files(!config.directory.empty()),
+      decoder("console", [this](const decoder::Problem& problem) {
+        if (problems_said++ < kDecoderProblemsReported) report("console: " + problem.what);
+      }) {
+  if (console) {
+    if (::fcntl(config.console_fd, F_GETFD) < 0)
+      throw Error("terse: Config::console_fd " + std::to_string(config.console_fd) + " is not an open descriptor");
+    if (!json) {
+      try {
+        pattern.emplace(config.console_format.empty() ? std::string(decoder::kDefaultPattern) : config.console_format);
+      } catch (const std::exception& e) {
+        throw Error(std::string("terse: Config::console_format: ") + e.what());
+      }
+    }
+    style.color = (config.console == Console::color ||
+                   (config.console == Console::automatic && ::isatty(config.console_fd) == 1)) &&
+                  color_allowed();
+    output = std::make_unique<sinks::ConsoleOutput>(config.console_fd);
+  }
+  notice_site.level = kWarn;
+  notice_site.file = "terse";
+  notice_site.format = console_notice_format();
+  notice_site.tags = {static_cast<std::uint8_t>(schema::TypeTag::u64)};
+  notice_site.check = decoder::check_format(notice_site.format, notice_site.tags);
+  std::uint8_t lowest =
+      std::min(console ? console_level : std::uint8_t{255}, callback ? callback_level : std::uint8_t{255});
+  decoder::Filter filter;
+  filter.site = [lowest](const decoder::Site& site) { return site.level >= lowest; };
+  filter.dropped = lowest <= kWarn;
+  decoder.set_filter(std::move(filter));
+  decoder.start_feed();
+}
+
+// The site levels a skipped batch's records are counted by.
+void View::Impl::learn_levels(std::string_view dictionary) {
+  wire::Reader r(dictionary);
+  while (!r.empty()) {
+    std::uint8_t kind;
+    std::string_view body;
+    if (!r.le(kind) || !r.length_prefixed(body, dictionary.size())) return;
+    if (kind != static_cast<std::uint8_t>(schema::DictKind::site)) continue;
+    wire::Reader b(body);
+    std::uint64_t id;
+    std::uint8_t level;
+    if (!b.varint(id) || !b.le(level) || id > (1u << 24)) continue;
+    if (site_levels.size() <= id) site_levels.resize(id + 1, 0);
+    site_levels[id] = level;
+  }
+}
+
+void View::Impl::count_skipped(const Batch& batch, Message& message) const {
+  wire::Reader r(std::string_view(batch.records));
+  if (!r.skip(8)) return;
+  BatchRecord record;
+  while (!r.empty() && next_batch_record(r, record)) {
+    std::uint8_t level = level_of(record);
+    if (console && level >= console_level) ++message.console_skipped;
+    if (callback && level >= callback_level) ++message.callback_skipped;
+  }
+}
+
+void View::Impl::offer(const Batch& batch) {
+  learn_levels(batch.dictionary);
+  bool has_records = batch.record_count > 0;
+  std::unique_ptr<Message> message;
+  bool copy = false;
+  {
+    std::lock_guard lock(mutex);
+    copy = has_records && queued_with_records < kQueuedBatches;
+    if (copy) {
+      ++queued_with_records;
+      if (!pool.empty()) {
+        message = std::move(pool.back());
+        pool.pop_back();
+      }
+    } else if (!queue.empty() && !queue.back()->copied && !queue.back()->last) {
+      // Nothing of this batch for the view thread to decode: it joins the
+      // message before, so a view that is behind holds a few, not one per batch.
+      Message& before = *queue.back();
+      before.dictionary += batch.dictionary;
+      if (batch.calibration_changed) {
+        before.calibration_changed = true;
+        before.calibration = batch.calibration;
+      }
+      if (has_records) count_skipped(batch, before);
+      before.flush_sequence = std::max(before.flush_sequence, batch.flush_sequence);
+      before.last = batch.last;
+      ready.notify_one();
+      return;
+    }
+  }
+  if (!message) message = std::make_unique<Message>();
+  message->dictionary = batch.dictionary;
+  message->calibration_changed = batch.calibration_changed;
+  message->calibration = batch.calibration;
+  message->flush_sequence = batch.flush_sequence;
+  message->last = batch.last;
+  message->copied = copy;
+  if (copy) {
+    message->records.assign(std::string_view(batch.records));
+  } else if (has_records) {
+    count_skipped(batch, *message);
+  }
+  std::lock_guard lock(mutex);
+  queue.push_back(std::move(message));
+  ready.notify_one();
+}
+
+void View::Impl::run() {
+  {
+    // The copies' pages, touched here rather than by the writer on its first batches.
+    std::lock_guard lock(mutex);
+    while (pool.size() < kQueuedBatches + 1) {
+      pool.push_back(std::make_unique<Message>());
+      prefault(pool.back()->records, kBatchPreparedBytes);
+    }
+  }
+  notice_thread.os_tid = static_cast<std::uint64_t>(::gettid());
+  for (;;) {
+    std::unique_ptr<Message> message;
+    {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return !queue.empty(); });
+      message = std::move(queue.front());
+      queue.pop_front();
+      if (message->copied) --queued_with_records;
+    }
+    handle(*message);
+    std::uint64_t ticket = output ? output->push(chunk) : 0;
+    bool last = message->last;
+    {
+      std::lock_guard lock(mutex);
+      if (message->flush_sequence > handled_flush) {
+        handled_flush = message->flush_sequence;
+        handled_ticket = ticket;
+        ticket_through.store(ticket, std::memory_order_relaxed);
+        flushed_through.store(handled_flush, std::memory_order_release);
+      }
+      message->clear();
+      if (pool.size() <= kQueuedBatches) pool.push_back(std::move(message));
+    }
+    moved.fetch_add(1, std::memory_order_relaxed);
+    handled.notify_all();
+    if (last) break;
+  }
+  if (not_shown_unsaid > 0) show_notice();
+  std::uint64_t ticket = output ? output->push(chunk) : 0;
+  {
+    // Nothing more comes: no flush waits for this view any longer.
+    std::lock_guard lock(mutex);
+    handled_flush = UINT64_MAX;
+    handled_ticket = ticket;
+    ticket_through.store(ticket, std::memory_order_relaxed);
+    flushed_through.store(handled_flush, std::memory_order_release);
+  }
+  handled.notify_all();
+}
+
+void View::Impl::handle(const Message& message) {
+  if (message.calibration_changed)
+    decoder.feed_calibration(message.calibration.ticks, message.calibration.unix_ns,
+                             message.calibration.ticks_per_second);
+  if (!message.dictionary.empty()) decoder.feed_dictionary(message.dictionary);
+  if (message.console_skipped > 0) {
+    not_shown_unsaid += message.console_skipped;
+    console_not_shown.fetch_add(message.console_skipped, std::memory_order_relaxed);
+  }
+  if (message.callback_skipped > 0) {
+    missed_unsaid += message.callback_skipped;
+    callback_missed.fetch_add(message.callback_skipped, std::memory_order_relaxed);
+  }
+  if (not_shown_unsaid > 0 && output && !output->closed() && output->backlog() < kConsoleBacklog / 2) show_notice();
+  if (message.copied) {
+    decoder.feed_records(message.records);
+    decoder::Record record;
+    while (decoder.next(record)) {
+      std::uint8_t level = record.kind == decoder::RecordKind::log ? record.site->level : kWarn;
+      message_text.clear();
+      json_made = false;
+      bool to_callback = callback && level >= callback_level;
+      if (console && level >= console_level) show(record, to_callback);
+      if (to_callback) call_back(record, level);
+    }
+  }
+  if (missed_unsaid > 0 && std::chrono::steady_clock::now() - missed_said >= kMissedReportEvery) {
+    report("on_record could not keep up: " + std::to_string(missed_unsaid) + " records were not passed to it" +
+           (files ? " (the file has them)" : ""));
+    missed_unsaid = 0;
+    missed_said = std::chrono::steady_clock::now();
+  }
+  if (output && output->closed() && !closed_said) {
+    closed_said = true;
+    int failure = output->failure();
+    // A reader that left (EPIPE) is said nowhere: the console it would go to is that pipe.
+    if (failure != EPIPE)
+      report(std::string("writing to the console failed: ") + std::strerror(failure) +
+             "; records are no longer shown there");
+  }
+}
+
+// The console's line for one record; counted as not shown when the
+// console is closed or that much behind.
+void View::Impl::show(const decoder::Record& record, bool message_wanted) {
+  if (output->closed() || output->backlog() + chunk.size() >= kConsoleBacklog) {
+    ++not_shown_unsaid;
+    console_not_shown.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (message_wanted) {
+    // The callback wants the message too: rendered once for both.
+    decoder::render_message(record, message_text, nullptr, &style);
+    if (pattern) {
+      pattern->append(chunk, record, style, message_text);
+    } else {
+      decoder::append_json_record(chunk, record, style, message_text, {});
+    }
+  } else if (pattern) {
+    pattern->append(chunk, record, style);
+  } else {
+    decoder::append_json_record(chunk, record, style);
+  }
+  console_records.fetch_add(1, std::memory_order_relaxed);
+}
+
+void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
+  if (message_text.empty()) decoder::render_message(record, message_text, nullptr, &style);
+  bool is_log = record.kind == decoder::RecordKind::log;
+  Record r;
+  r.level = static_cast<Level>(level);
+  r.time_ns = record.unix_ns;
+  r.thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
+  r.thread_name = record.thread->name;
+  r.file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
+  r.line = is_log ? record.site->line : 0;
+  r.format = is_log ? std::string_view(record.site->format) : std::string_view();
+  r.message = message_text;
+  r.dropped = is_log ? 0 : record.dropped_count;
+  calling = &record;
+  RecordAccess::set_json(
+      r,
+      [](const void* context) -> std::string_view {
+        auto* self = static_cast<Impl*>(const_cast<void*>(context));
+        if (!self->json_made) {
+          self->json_text.clear();
+          decoder::TimeStyle plain = self->style;
+          plain.color = false;
+          decoder::append_json_record(self->json_text, *self->calling, plain, self->message_text, {});
+          if (!self->json_text.empty() && self->json_text.back() == '\n') self->json_text.pop_back();
+          self->json_made = true;
+        }
+        return self->json_text;
+      },
+      this);
+  try {
+    callback(r);
+  } catch (const std::exception& e) {
+    if (callback_errors.fetch_add(1, std::memory_order_relaxed) == 0)
+      report(std::string("on_record threw: ") + e.what() + "; it is still called for later records");
+  } catch (...) {
+    if (callback_errors.fetch_add(1, std::memory_order_relaxed) == 0)
+      report("on_record threw; it is still called for later records");
+  }
+  callback_records.fetch_add(1, std::memory_order_relaxed);
+}
+
+// "N records not shown on the console", as a record of its own in the
+// console's format, once the console has room again.
+void View::Impl::show_notice() {
+  if (!output || output->closed()) return;
+  decoder::Arg count;
+  count.tag = static_cast<std::uint8_t>(schema::TypeTag::u64);
+  count.u = not_shown_unsaid;
+  decoder::Record record;
+  record.site = &notice_site;
+  record.thread = &notice_thread;
+  record.args = std::span<const decoder::Arg>(&count, 1);
+  record.unix_ns = realtime_ns();
+  if (pattern) {
+    pattern->append(chunk, record, style);
+  } else {
+    decoder::append_json_record(chunk, record, style);
+  }
+  not_shown_unsaid = 0;
+}
+
+std::unique_ptr<View> View::create(const Config& config, const Calibration& calibration) {
+  if (config.console == Console::off && !config.on_record) return nullptr;
+  auto impl = std::make_unique<Impl>(config);
+  // As the file opens with it (FORMAT.md §5).
+  impl->decoder.feed_calibration(calibration.ticks, calibration.unix_ns, calibration.ticks_per_second);
+  return std::unique_ptr<View>(new View(std::move(impl)));
+}
+
+View::View(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+View::~View() = default;
+
+void View::start() {
+  Impl& v = *impl_;
+  if (v.output) v.output->start();
+  v.thread = std::thread([&v] { v.run(); });
+  pthread_setname_np(v.thread.native_handle(), "terse-view");
+}
+
+void View::offer(const Batch& batch) { impl_->offer(batch); }
+
+void View::finish() {
+  Impl& v = *impl_;
+  if (v.thread.joinable()) v.thread.join();
+  if (v.output) v.output->finish();
+}
+
+void View::wait_for_flush(std::uint64_t sequence) {
+  Impl& v = *impl_;
+  std::uint64_t ticket;
+  {
+    std::unique_lock lock(v.mutex);
+    v.handled.wait(lock, [&] { return v.handled_flush >= sequence; });
+    ticket = v.handled_ticket;
+  }
+  if (v.output) v.output->wait_written(ticket);
+}
+
+bool View::shown_through(std::uint64_t sequence) const noexcept {
+  const Impl& v = *impl_;
+  if (v.flushed_through.load(std::memory_order_acquire) < sequence) return false;
+  return !v.output || v.output->closed() || v.output->written(v.ticket_through.load(std::memory_order_relaxed));
+}
+
+std::uint64_t View::progress() const noexcept {
+  const Impl& v = *impl_;
+  return v.moved.load(std::memory_order_relaxed) + (v.output ? v.output->bytes_written() : 0);
+}
+
+void View::add_to(Stats& stats) const {
+  Impl& v = *impl_;
+  stats.console_records = v.console_records.load(std::memory_order_relaxed);
+  stats.console_not_shown = v.console_not_shown.load(std::memory_order_relaxed);
+  stats.console_writes = v.output ? v.output->writes() : 0;
+  stats.callback_records = v.callback_records.load(std::memory_order_relaxed);
+  stats.callback_missed = v.callback_missed.load(std::memory_order_relaxed);
+  stats.callback_errors = v.callback_errors.load(std::memory_order_relaxed);
+  std::int64_t busy = 0;
+  if (v.thread.joinable()) busy += thread_cpu_ns(v.thread.native_handle());
+  if (v.output && v.output->running()) busy += thread_cpu_ns(v.output->native_handle());
+  stats.view_busy = std::chrono::nanoseconds(busy);
+}
+
+}  // namespace terse::detail
