@@ -1,9 +1,10 @@
 // Logs numbered records as fast as it can until a signal ends it. After each
 // call returns, the number is published in a shared file, so the test knows
 // which records were logged when the signal came.
-// Usage: terminated_child DIRECTORY SEQ_FILE default|own-handler|during-stop
+// Usage: terminated_child DIRECTORY SEQ_FILE default|own-handler|during-stop|paced
 // during-stop: logs a fixed number of records and signals itself while
-// terse::stop() writes them.
+// terse::stop() writes them. paced: logs at most 100 records a millisecond,
+// a rate a console keeps up with (TERSE_DIR and TERSE_CONSOLE apply).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -64,9 +65,11 @@ int main(int argc, char** argv) {
     signaller.join();
     for (;;) ::pause();  // SIGTERM, at its default action again, ends it here at the latest
   }
+  bool paced = std::strcmp(argv[3], "paced") == 0;
   for (std::uint64_t seq = 0; !g_asked_to_stop; ++seq) {
     TERSE_INFO("record {} of {}", seq, "the writer");
     logged_through.store(seq + 1, std::memory_order_release);  // 0: nothing logged yet
+    if (paced && seq % 100 == 99) ::usleep(1000);
   }
   TERSE_INFO("asked to stop");
   terse::stop();

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -51,12 +53,13 @@ struct Outcome {
 };
 
 // Runs the child until it has logged a good many records, then sends it `signal_number`.
-Outcome signal_the_writer(const TempDir& dir, int signal_number, const std::string& mode) {
+Outcome signal_the_writer(const TempDir& dir, int signal_number, const std::string& mode,
+                          const std::string& stderr_path = {}) {
   std::string seq_path = dir.path() + "/logged";
   write_file(seq_path, std::string(sizeof(std::uint64_t), '\0'));
-  pid_t pid = spawn_process({TERSE_TERMINATED_CHILD, dir.path() + "/logs", seq_path, mode});
+  pid_t pid = spawn_process({TERSE_TERMINATED_CHILD, dir.path() + "/logs", seq_path, mode}, -1, -1, stderr_path);
   REQUIRE(pid > 0);
-  std::uint64_t enough = scaled(100'000, 20'000);
+  std::uint64_t enough = mode == "paced" ? scaled(20'000, 5'000) : scaled(100'000, 20'000);
   for (auto until = std::chrono::steady_clock::now() + 10s;
        logged_through(seq_path) < enough && std::chrono::steady_clock::now() < until;) {
     std::this_thread::sleep_for(2ms);
@@ -84,6 +87,17 @@ void check_nothing_lost(const std::string& directory, std::uint64_t logged) {
   CHECK(next >= logged);
 }
 
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnvironment() { ::unsetenv(name_); }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+};
+
 }  // namespace
 
 TEST_CASE("SIGTERM, SIGINT and SIGHUP at their default write every record, then end the process as before") {
@@ -95,6 +109,36 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP at their default write every record, then 
     CHECK(WTERMSIG(outcome.status) == signal_number);
     check_nothing_lost(dir.path() + "/logs", outcome.logged);
   }
+}
+
+TEST_CASE("docker stop without files: every record logged before SIGTERM is on the JSON console") {
+  TempDir dir;
+  std::string console_path = dir.path() + "/stderr";
+  Outcome outcome;
+  {
+    // The container set-up: no files, JSON lines on stderr.
+    ScopedEnvironment no_files("TERSE_DIR", "");
+    ScopedEnvironment json("TERSE_CONSOLE", "json");
+    outcome = signal_the_writer(dir, SIGTERM, "paced", console_path);
+  }
+  REQUIRE(WIFSIGNALED(outcome.status));
+  CHECK(WTERMSIG(outcome.status) == SIGTERM);
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/logs"));
+  std::uint64_t next = 0;
+  for (const auto& line : split_lines(read_file(console_path))) {
+    unsigned long long seq = 0;
+    if (std::sscanf(
+            line.c_str(),
+            R"({"time":"%*[^"]","level":"info","thread":%*u,"file":"%*[^"]","line":%*u,"message":"record %llu of the writer")",
+            &seq) != 1) {
+      FAIL_CHECK("not a record of the child: " << line);
+      continue;
+    }
+    if (seq != next) FAIL_CHECK("record " << seq << " follows record " << next - 1);
+    next = seq + 1;
+  }
+  INFO("logged up to record " << outcome.logged - 1 << ", the console ends at record " << next - 1);
+  CHECK(next >= outcome.logged);
 }
 
 TEST_CASE("SIGTERM while stop() writes the last records waits for them") {
