@@ -3,6 +3,9 @@
 // start(dir), log_short(args), log_text(text), flush(), stop(), io_threads().
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -55,6 +58,30 @@ class TerseLogger {
     }
     return ids;
   }
+};
+
+// terse with its console on, as a developer runs it: text lines of every
+// record, written to /dev/null so that what is measured is terse's side of
+// it (rendering on its own threads), not a terminal.
+class TerseConsoleLogger : public TerseLogger {
+ public:
+  const char* name() const { return "terse+console"; }
+  void start(const std::string& dir) {
+    null_fd_ = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    terse::Config config;
+    config.directory = dir;
+    config.name = "bench";
+    config.console = terse::Console::text;
+    config.console_fd = null_fd_;
+    terse::start(config);
+  }
+  void stop() {
+    terse::stop();
+    ::close(null_fd_);
+  }
+
+ private:
+  int null_fd_ = -1;
 };
 
 // spdlog's async logger as users get it: default queue (8192 messages),

@@ -12,6 +12,9 @@
 // in a shared library (terse-shared-in-lib), whose thread-local access goes
 // through the dynamic TLS model.
 //
+// terse+console is terse with Config::console = text to /dev/null: the
+// caller's side of a console should cost nothing.
+//
 // The human table goes to stdout; --csv writes one line per row:
 //   calibration,ticks_per_ns,VALUE
 //   calibration,tsc_step_ns,VALUE
@@ -146,14 +149,17 @@ void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, c
 #else
 void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, const Options& options) {
   bench::TerseLogger terse_logger;
+  bench::TerseConsoleLogger console_logger;
   bench::SpdlogAsync spdlog_logger;
   bench::Fprintf fprintf_logger(40 * 1024);
   bench::FmtToMemory fmt_logger;
   measure(terse_logger, one, options);
+  measure(console_logger, one, options);
   measure(spdlog_logger, one, options);
   measure(fprintf_logger, one, options);
   measure(fmt_logger, one, options);
   measure(terse_logger, two, options);
+  measure(console_logger, two, options);
   measure(spdlog_logger, two, options);
   measure(fprintf_logger, two, options);
   measure(fmt_logger, two, options);

@@ -1,5 +1,6 @@
-// A small service that logs from several threads, then stops. Run it, then
-// read its logs back with `terse cat demo-logs/`.
+// A small service that logs from several threads, then stops. Its warnings
+// and errors show on the console as it runs (in colour on a terminal); all
+// of it is in the files: read them back with `terse cat demo-logs/`.
 #include <terse/terse.hpp>
 
 #include <cstdint>
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
   config.directory = argc > 1 ? argv[1] : "demo-logs";
   config.name = "demo";
   config.level = terse::Level::debug;
+  config.console = terse::Console::automatic;
+  config.console_level = terse::Level::warn;
   terse::start(config);
 
   TERSE_INFO("demo starting with {} worker threads", 4);

@@ -28,7 +28,6 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/internal.hpp"
-#include "runtime/memory.hpp"
 #include "runtime/pipeline.hpp"
 #include "sinks/console_output.hpp"
 
@@ -72,7 +71,7 @@ std::int64_t thread_cpu_ns(pthread_t thread) {
 // What the writer hands over of one batch.
 struct Message {
   std::string dictionary;
-  std::string records;  // empty: none, or not copied (then counted below)
+  ByteBuffer records;  // empty: none, or not copied (then counted below)
   bool calibration_changed = false;
   Calibration calibration;
   std::uint64_t console_skipped = 0;
@@ -92,6 +91,46 @@ struct Message {
   }
 };
 
+// The level of each call site, by id, learned from the dictionary entries
+// as they pass: what a batch's records are counted by when they are
+// skipped without being decoded.
+class SiteLevels {
+ public:
+  void learn(std::string_view dictionary) {
+    wire::Reader r(dictionary);
+    while (!r.empty()) {
+      std::uint8_t kind;
+      std::string_view body;
+      if (!r.le(kind) || !r.length_prefixed(body, dictionary.size())) return;
+      if (kind != static_cast<std::uint8_t>(schema::DictKind::site)) continue;
+      wire::Reader b(body);
+      std::uint64_t id;
+      std::uint8_t level;
+      if (!b.varint(id) || !b.le(level) || id > kMostSites) continue;
+      if (levels_.size() <= id) levels_.resize(id + 1, 0);
+      levels_[id] = level;
+    }
+  }
+  // How many of a records payload's records are at or above each level.
+  void count(std::string_view records, std::uint8_t console_level, std::uint64_t& console, std::uint8_t callback_level,
+             std::uint64_t& callback) const {
+    wire::Reader r(records);
+    if (!r.skip(8)) return;
+    BatchRecord record;
+    while (!r.empty() && next_batch_record(r, record)) {
+      std::uint8_t level = record.site_id == schema::kControlSiteId ? kWarn
+                           : record.site_id < levels_.size()        ? levels_[record.site_id]
+                                                                    : 0;
+      console += level >= console_level;
+      callback += level >= callback_level;
+    }
+  }
+
+ private:
+  static constexpr std::uint64_t kMostSites = std::uint64_t{1} << 24;
+  std::vector<std::uint8_t> levels_;
+};
+
 }  // namespace
 
 struct View::Impl {
@@ -100,18 +139,17 @@ struct View::Impl {
   void offer(const Batch& batch);
   void run();
   void handle(const Message& message);
-  void show(const decoder::Record& record, bool message_wanted);
+  bool show(const decoder::Record& record, bool message_wanted);
+  bool console_full() const { return output->closed() || output->backlog() + chunk.size() >= kConsoleBacklog; }
   void call_back(const decoder::Record& record, std::uint8_t level);
   void show_notice();
   void report(std::string text) {
     if (on_error) on_error(std::move(text));
   }
-  std::uint8_t level_of(const BatchRecord& record) const {
-    if (record.site_id == schema::kControlSiteId) return kWarn;
-    return record.site_id < site_levels.size() ? site_levels[record.site_id] : 0;
-  }
-  void count_skipped(const Batch& batch, Message& message) const;
-  void learn_levels(std::string_view dictionary);
+  // Records at or above the console's and the callback's levels, for
+  // those that cannot take them; a level of 255 for one that is off.
+  std::uint8_t console_cut() const { return console ? console_level : std::uint8_t{255}; }
+  std::uint8_t callback_cut() const { return callback ? callback_level : std::uint8_t{255}; }
 
   // Settings.
   bool console = false;
@@ -124,8 +162,8 @@ struct View::Impl {
   std::function<void(const std::string&)> on_error;
   bool files = true;
 
-  // Writer side: the level of every site offered so far, by id.
-  std::vector<std::uint8_t> site_levels;
+  SiteLevels writer_levels;  // the writer's own
+  SiteLevels view_levels;    // the view thread's own
 
   std::mutex mutex;
   std::condition_variable ready;    // the view thread: a message is queued
@@ -203,36 +241,8 @@ View::Impl::Impl(const Config& config)
   decoder.start_feed();
 }
 
-// The site levels a skipped batch's records are counted by.
-void View::Impl::learn_levels(std::string_view dictionary) {
-  wire::Reader r(dictionary);
-  while (!r.empty()) {
-    std::uint8_t kind;
-    std::string_view body;
-    if (!r.le(kind) || !r.length_prefixed(body, dictionary.size())) return;
-    if (kind != static_cast<std::uint8_t>(schema::DictKind::site)) continue;
-    wire::Reader b(body);
-    std::uint64_t id;
-    std::uint8_t level;
-    if (!b.varint(id) || !b.le(level) || id > (1u << 24)) continue;
-    if (site_levels.size() <= id) site_levels.resize(id + 1, 0);
-    site_levels[id] = level;
-  }
-}
-
-void View::Impl::count_skipped(const Batch& batch, Message& message) const {
-  wire::Reader r(std::string_view(batch.records));
-  if (!r.skip(8)) return;
-  BatchRecord record;
-  while (!r.empty() && next_batch_record(r, record)) {
-    std::uint8_t level = level_of(record);
-    if (console && level >= console_level) ++message.console_skipped;
-    if (callback && level >= callback_level) ++message.callback_skipped;
-  }
-}
-
 void View::Impl::offer(const Batch& batch) {
-  learn_levels(batch.dictionary);
+  writer_levels.learn(batch.dictionary);
   bool has_records = batch.record_count > 0;
   std::unique_ptr<Message> message;
   bool copy = false;
@@ -254,7 +264,9 @@ void View::Impl::offer(const Batch& batch) {
         before.calibration_changed = true;
         before.calibration = batch.calibration;
       }
-      if (has_records) count_skipped(batch, before);
+      if (has_records)
+        writer_levels.count(batch.records, console_cut(), before.console_skipped, callback_cut(),
+                            before.callback_skipped);
       before.flush_sequence = std::max(before.flush_sequence, batch.flush_sequence);
       before.last = batch.last;
       ready.notify_one();
@@ -269,9 +281,14 @@ void View::Impl::offer(const Batch& batch) {
   message->last = batch.last;
   message->copied = copy;
   if (copy) {
-    message->records.assign(std::string_view(batch.records));
+    std::string_view bytes = batch.records;
+    message->records.clear();
+    char* at = message->records.tail(bytes.size());
+    std::memcpy(at, bytes.data(), bytes.size());
+    message->records.commit(at + bytes.size());
   } else if (has_records) {
-    count_skipped(batch, *message);
+    writer_levels.count(batch.records, console_cut(), message->console_skipped, callback_cut(),
+                        message->callback_skipped);
   }
   std::lock_guard lock(mutex);
   queue.push_back(std::move(message));
@@ -284,7 +301,7 @@ void View::Impl::run() {
     std::lock_guard lock(mutex);
     while (pool.size() < kQueuedBatches + 1) {
       pool.push_back(std::make_unique<Message>());
-      prefault(pool.back()->records, kBatchPreparedBytes);
+      pool.back()->records.reset_capacity(kBatchPreparedBytes);
     }
   }
   notice_thread.os_tid = static_cast<std::uint64_t>(::gettid());
@@ -332,17 +349,20 @@ void View::Impl::handle(const Message& message) {
   if (message.calibration_changed)
     decoder.feed_calibration(message.calibration.ticks, message.calibration.unix_ns,
                              message.calibration.ticks_per_second);
-  if (!message.dictionary.empty()) decoder.feed_dictionary(message.dictionary);
-  if (message.console_skipped > 0) {
-    not_shown_unsaid += message.console_skipped;
-    console_not_shown.fetch_add(message.console_skipped, std::memory_order_relaxed);
+  if (!message.dictionary.empty()) {
+    decoder.feed_dictionary(message.dictionary);
+    view_levels.learn(message.dictionary);
   }
-  if (message.callback_skipped > 0) {
-    missed_unsaid += message.callback_skipped;
-    callback_missed.fetch_add(message.callback_skipped, std::memory_order_relaxed);
-  }
+  std::uint64_t shown = 0;
+  std::uint64_t not_shown = message.console_skipped;
+  missed_unsaid += message.callback_skipped;
+  callback_missed.fetch_add(message.callback_skipped, std::memory_order_relaxed);
   if (not_shown_unsaid > 0 && output && !output->closed() && output->backlog() < kConsoleBacklog / 2) show_notice();
-  if (message.copied) {
+  if (message.copied && !callback && console_full()) {
+    // Nothing would be shown: counted without being decoded.
+    std::uint64_t none = 0;
+    view_levels.count(message.records, console_level, not_shown, 255, none);
+  } else if (message.copied) {
     decoder.feed_records(message.records);
     decoder::Record record;
     while (decoder.next(record)) {
@@ -350,10 +370,13 @@ void View::Impl::handle(const Message& message) {
       message_text.clear();
       json_made = false;
       bool to_callback = callback && level >= callback_level;
-      if (console && level >= console_level) show(record, to_callback);
+      if (console && level >= console_level) ++(show(record, to_callback) ? shown : not_shown);
       if (to_callback) call_back(record, level);
     }
   }
+  console_records.fetch_add(shown, std::memory_order_relaxed);
+  not_shown_unsaid += not_shown;
+  console_not_shown.fetch_add(not_shown, std::memory_order_relaxed);
   if (missed_unsaid > 0 && std::chrono::steady_clock::now() - missed_said >= kMissedReportEvery) {
     report("on_record could not keep up: " + std::to_string(missed_unsaid) + " records were not passed to it" +
            (files ? " (the file has them)" : ""));
@@ -370,14 +393,10 @@ void View::Impl::handle(const Message& message) {
   }
 }
 
-// The console's line for one record; counted as not shown when the
-// console is closed or that much behind.
-void View::Impl::show(const decoder::Record& record, bool message_wanted) {
-  if (output->closed() || output->backlog() + chunk.size() >= kConsoleBacklog) {
-    ++not_shown_unsaid;
-    console_not_shown.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
+// The console's line for one record; false (not shown) when the console is
+// closed or that much behind.
+bool View::Impl::show(const decoder::Record& record, bool message_wanted) {
+  if (console_full()) return false;
   if (message_wanted) {
     // The callback wants the message too: rendered once for both.
     decoder::render_message(record, message_text, nullptr, &style);
@@ -391,7 +410,7 @@ void View::Impl::show(const decoder::Record& record, bool message_wanted) {
   } else {
     decoder::append_json_record(chunk, record, style);
   }
-  console_records.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {

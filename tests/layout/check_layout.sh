@@ -4,8 +4,11 @@
 #   include/   the public API: schema/ and itself, never runtime/ or decoder/
 #   runtime/   include/ and schema/, never decoder/
 #   decoder/   schema/ and itself, never include/ or runtime/
+#   sinks/     all four (the console renders with the decoder); nothing but
+#              the library's own objects includes sinks/
 # A header named <terse/X.hpp> is looked up in include/terse, schema/terse and
-# decoder/terse; a quoted header next to the including file.
+# decoder/terse; a quoted header next to the including file, else from the
+# source root ("runtime/view.hpp").
 # Usage: check_layout.sh SOURCE_DIR
 set -euo pipefail
 root=${1:?usage: check_layout.sh SOURCE_DIR}
@@ -19,6 +22,10 @@ owner_of() {
     local resolved
     resolved=$(realpath -m --relative-to=. "$(dirname "$including")/$spelled")
     echo "${resolved%%/*}"
+    return
+  fi
+  if [[ $quoted == yes && -f $spelled ]]; then
+    echo "${spelled%%/*}"
     return
   fi
   for folder in include schema decoder; do
@@ -35,9 +42,10 @@ allowed() {
   case $from in
     schema) [[ $to == schema || $to == external ]] ;;
     include) [[ $to == include || $to == schema || $to == fmt || $to == external ]] ;;
-    runtime) [[ $to != decoder ]] ;;
+    runtime) [[ $to != decoder && $to != sinks ]] ;;
     decoder) [[ $to == decoder || $to == schema || $to == fmt || $to == external ]] ;;
-    *) true ;;
+    sinks) true ;;
+    *) [[ $to != sinks ]] ;;
   esac
 }
 
@@ -57,7 +65,7 @@ while IFS= read -r file; do
       failures=$((failures + 1))
     fi
   done < <(grep -E '^[[:space:]]*#[[:space:]]*include' "$file" || true)
-done < <(find schema include runtime decoder -name '*.hpp' -o -name '*.cpp' -o -name '*.h' | sort)
+done < <(find schema include runtime decoder sinks -name '*.hpp' -o -name '*.cpp' -o -name '*.h' | sort)
 
 if ((failures)); then
   echo "$failures include(s) break the layout rules (README, Layout)" >&2
