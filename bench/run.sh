@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmark suite (Release, in its own build directory) and runs
 # all of it: micro-benchmarks, per-call latency, throughput with its four
-# scenarios, decoder speed. Writes bench/results/results.md and
+# scenarios, decoder speed, the console's rendering rate. Writes bench/results/results.md and
 # bench/results/latency.svg; the raw CSV stays in the build directory.
 #
 #   bench/run.sh
@@ -40,7 +40,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERSE_TESTS=OFF -DTERS
   { cat "$build.configure.log" >&2; die "cmake configure failed (missing libbenchmark-dev, libspdlog-dev, libfmt-dev, libzstd-dev, libcli11-dev or libboost-dev?)"; }
 rm -f "$build.configure.log"
 cmake --build "$build" -j "$(nproc)" --target terse_bench_micro terse_bench_latency terse_bench_throughput \
-  terse_bench_latency_shared terse_bench_decode terse_cli >/dev/null || die "build failed; run: cmake --build $build"
+  terse_bench_latency_shared terse_bench_decode terse_bench_console terse_cli >/dev/null || die "build failed; run: cmake --build $build"
 
 rm -rf "$raw"
 mkdir -p "$raw" "$results"
@@ -61,6 +61,9 @@ echo "== throughput ($millions million records)"
 echo "== decoder"
 "$bin/terse_bench_decode" --cli "$build/terse" --dir "$raw/terse-logs" --reps "$reps" --csv "$raw/decode.csv"
 rm -rf "$raw/terse-logs"
+
+echo "== console"
+"$bin/terse_bench_console" --cli "$build/terse" --millions "$millions" --reps "$reps" --csv "$raw/console.csv"
 
 # ---- the report ---------------------------------------------------------------
 
@@ -109,6 +112,29 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
           }
           print row " |"
         }
+      }
+      print ""
+    }' "$raw/latency.csv"
+
+  awk -F, '
+    /^latency,/ { v[$2, $3] = $0; if (!(($2) in seenp)) { seenp[$2] = 1; ps[++np] = $2 } }
+    function cell(line, k,   f) { split(line, f, ","); return f[k + 3] }
+    END {
+      split("p50,p90,p99,p99.9,p99.99,max", names, ",")
+      print "## The console on: latency of one call, ns"
+      print ""
+      print "The same harness, terse with `Config::console = text` to /dev/null beside terse without:"
+      print "the console renders on terse'"'"'s threads, so the call should not see it."
+      print ""
+      print "| | 1 producer | console on | 2 producers | console on |"
+      print "|---|---:|---:|---:|---:|"
+      for (k = 1; k <= 6; k++) {
+        row = "| " names[k]
+        for (i = 1; i <= np; i++) {
+          p = ps[i]
+          row = row " | " sprintf("%.0f", cell(v[p, "terse"], k)) " | " sprintf("%.0f", cell(v[p, "terse+console"], k))
+        }
+        print row " |"
       }
       print ""
     }' "$raw/latency.csv"
@@ -238,6 +264,28 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       }
       print ""
     }' "$raw/decode.csv"
+
+  awk -F, '
+    /^console,/ { rows[++n] = $0 }
+    /^cli,/ { cli = $0 }
+    END {
+      print "## Console: rendering on terse'"'"'s threads against `terse cat`"
+      print ""
+      print "`Config::console = text` to /dev/null, one producer, canonical record (after a burst that"
+      print "is not measured); the rate is lines per CPU-second of the view and console threads."
+      print "Unpaced, the console shows what it keeps up with and counts the rest as not shown."
+      print ""
+      print "| run | records | records/s until flushed | shown | not shown | shown per CPU-s |"
+      print "|---|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n; i++) {
+        split(rows[i], f, ",")
+        printf "| %s | %d | %.2f M | %d | %d | %s |\n", f[2], f[3], f[5] / 1e6, f[6], f[7],
+          f[9] > 0 ? sprintf("%.2f M", f[9] / 1e6) : "–"
+      }
+      split(cli, c, ",")
+      printf "| `terse cat` of the unpaced file | %d | | | | %.2f M |\n", c[3], c[6] / 1e6
+      print ""
+    }' "$raw/console.csv"
 
   echo "![latency percentiles](latency.svg)"
 } >"$results/results.md"

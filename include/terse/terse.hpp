@@ -150,7 +150,8 @@ struct Config {
   Console console = Console::off;
   Level console_level = Level::info;
   int console_fd = 2;  // not closed by terse
-  // A `terse cat --format` pattern; empty: `terse cat`'s default line.
+  // A `terse cat --format` pattern for text and color; empty: `terse
+  // cat`'s default line. The json mode prints `terse cat -o json`'s objects.
   std::string console_format;
   // Called for each record at or above callback_level, on terse's thread
   // (never the caller's), in order. A callback that throws is counted in
@@ -220,7 +221,7 @@ struct Stats {
   std::uint64_t syncs = 0;              // fdatasync calls
   std::chrono::nanoseconds io_busy{0};  // CPU time of the IO threads
   // Console and callback (Config::console, Config::on_record).
-  std::uint64_t console_records = 0;      // shown
+  std::uint64_t console_records = 0;      // lines handed to the console
   std::uint64_t console_not_shown = 0;    // skipped: the console could not keep up, or was closed
   std::uint64_t console_writes = 0;       // write calls, one per batch of lines at most
   std::uint64_t callback_records = 0;     // passed to on_record

@@ -45,7 +45,6 @@ std::int64_t now_ns() {
 }  // namespace
 
 TEST_CASE("on_record gets every record at or above callback_level, on terse's thread, as terse cat shows it") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("callback");
   std::mutex mutex;
   std::vector<Seen> seen;
@@ -104,7 +103,6 @@ TEST_CASE("on_record gets every record at or above callback_level, on terse's th
 }
 
 TEST_CASE("a callback that throws is counted and reported once; it goes on being called and the file misses nothing") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("callback-throws");
   std::atomic<int> calls{0};
   std::vector<std::string> errors;
@@ -136,7 +134,6 @@ TEST_CASE("a callback that throws is counted and reported once; it goes on being
 }
 
 TEST_CASE("a callback that stalls misses records, says so, and holds up neither the callers nor the file") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("callback-slow");
   std::mutex mutex;
   std::condition_variable cv;

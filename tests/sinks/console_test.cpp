@@ -67,7 +67,6 @@ std::size_t count_lines_with(const std::vector<std::string>& lines, const std::s
 TEST_CASE("the text console prints what terse cat prints of the same file, line by line") {
   TempDir dir("console-text");
   ConsolePipe console;
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   Config config = test_config(dir.path());
   config.console = Console::text;
   config.console_level = Level::info;
@@ -89,7 +88,6 @@ TEST_CASE("the text console prints what terse cat prints of the same file, line 
 }
 
 TEST_CASE("colour: levels as terse cat --color always colours them; NO_COLOR and a pipe turn it off") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   ScopedEnv term("TERM", std::string("xterm"));
   struct Case {
     Console mode;
@@ -119,7 +117,6 @@ TEST_CASE("colour: levels as terse cat --color always colours them; NO_COLOR and
 }
 
 TEST_CASE("the JSON console prints the objects terse cat -o json prints") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("console-json");
   ConsolePipe console;
   Config config = test_config(dir.path());
@@ -143,11 +140,9 @@ TEST_CASE("the JSON console prints the objects terse cat -o json prints") {
 }
 
 TEST_CASE("without a directory no file is written: JSON lines are all there is") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
-  ScopedEnv no_env_dir("TERSE_DIR", std::nullopt);
-  TempDir cwd("console-nofiles");
   ConsolePipe console;
   Config config;
+  config.read_environment = false;
   config.directory = "";
   config.console = Console::json;
   config.console_fd = console.write_fd();
@@ -173,7 +168,6 @@ TEST_CASE("without a directory no file is written: JSON lines are all there is")
 }
 
 TEST_CASE("a console nobody reads holds up neither the callers nor the file, and says what it skipped") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("console-stalled");
   ConsolePipe console(false);  // nobody reads: the pipe fills after 64 KiB
   Config config = test_config(dir.path());
@@ -217,7 +211,6 @@ TEST_CASE("a console nobody reads holds up neither the callers nor the file, and
 }
 
 TEST_CASE("a console whose reader left ends quietly; the process and the file go on") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("console-closed");
   ConsolePipe console(false);
   console.close_read_end();  // `app 2>&1 | head`, after head exited
@@ -239,7 +232,6 @@ TEST_CASE("a console whose reader left ends quietly; the process and the file go
 }
 
 TEST_CASE("console lines go out in one write per batch, not one per record") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("console-writes");
   ConsolePipe console;
   Config config = test_config(dir.path());
@@ -258,7 +250,6 @@ TEST_CASE("console lines go out in one write per batch, not one per record") {
 }
 
 TEST_CASE("bad console settings are errors at start") {
-  ScopedEnv no_env_console("TERSE_CONSOLE", std::nullopt);
   TempDir dir("console-bad");
   Config config = test_config(dir.path());
   config.console = Console::text;

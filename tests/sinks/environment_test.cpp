@@ -24,6 +24,13 @@ struct CleanEnvironment {
   ScopedEnv dir{"TERSE_DIR", std::nullopt};
 };
 
+// test_config() with the environment read, as by default.
+Config env_config(const std::string& directory) {
+  Config config = test_config(directory);
+  config.read_environment = true;
+  return config;
+}
+
 std::string start_error(const Config& config) {
   try {
     start(config);
@@ -40,7 +47,7 @@ TEST_CASE("TERSE_LEVEL sets the level over the Config; set_level() still changes
   CleanEnvironment clean;
   TempDir dir("env-level");
   ScopedEnv level("TERSE_LEVEL", std::string("WARN"));
-  Config config = test_config(dir.path());
+  Config config = env_config(dir.path());
   config.level = Level::trace;
   start(config);
   CHECK(terse::level() == Level::warn);
@@ -55,7 +62,7 @@ TEST_CASE("TERSE_LEVEL sets the level over the Config; set_level() still changes
 TEST_CASE("bad values are errors at start that name the variable and the values it takes") {
   CleanEnvironment clean;
   TempDir dir("env-bad");
-  Config config = test_config(dir.path());
+  Config config = env_config(dir.path());
   {
     ScopedEnv level("TERSE_LEVEL", std::string("verbose"));
     std::string error = start_error(config);
@@ -93,7 +100,7 @@ TEST_CASE("TERSE_DIR moves the files; set but empty with TERSE_CONSOLE=json writ
   std::string moved = dir / "moved";
   {
     ScopedEnv to("TERSE_DIR", moved);
-    start(test_config(configured));
+    start(env_config(configured));
     TERSE_INFO("where am I {}", 1);
     stop();
     CHECK_FALSE(std::filesystem::exists(configured));
@@ -104,7 +111,7 @@ TEST_CASE("TERSE_DIR moves the files; set but empty with TERSE_CONSOLE=json writ
     ScopedEnv no_files("TERSE_DIR", std::string());
     ScopedEnv json("TERSE_CONSOLE", std::string("json"));
     ConsolePipe console;
-    Config config = test_config(configured);
+    Config config = env_config(configured);
     config.console_fd = console.write_fd();
     start(config);
     TERSE_INFO("to stdout {}", 2);
@@ -131,7 +138,7 @@ TEST_CASE("TERSE_CONSOLE names each mode") {
     ScopedEnv console_mode("TERSE_CONSOLE", std::string(mode));
     TempDir dir("env-console");
     ConsolePipe console;
-    Config config = test_config(dir.path());
+    Config config = env_config(dir.path());
     config.console = Console::off;
     config.console_fd = console.write_fd();
     start(config);

@@ -75,12 +75,15 @@ std::vector<std::string> split_lines(const std::string& text);
 void write_file(const std::string& path, const std::string& bytes);
 
 // A config writing into `directory` with everything at its defaults but the
-// level, which lets every call through.
+// level, which lets every call through, and the environment, which a test
+// reads only when it says so (a TERSE_DIR in the shell that runs the tests
+// must not move their files).
 inline Config test_config(const std::string& directory) {
   Config config;
   config.directory = directory;
   config.name = "test";
   config.level = Level::trace;
+  config.read_environment = false;
   return config;
 }
 
