@@ -279,8 +279,8 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       print "|---|---:|---:|---:|---:|---:|"
       for (i = 1; i <= n; i++) {
         split(rows[i], f, ",")
-        printf "| %s | %d | %.2f M | %d | %d | %s |\n", f[2], f[3], f[5] / 1e6, f[6], f[7],
-          f[9] > 0 ? sprintf("%.2f M", f[9] / 1e6) : "–"
+        rate = f[9] > 0 ? sprintf("%.2f M", f[9] / 1e6) : "–"
+        printf "| %s | %d | %.2f M | %d | %d | %s |\n", f[2], f[3], f[5] / 1e6, f[6], f[7], rate
       }
       split(cli, c, ",")
       printf "| `terse cat` of the unpaced file | %d | | | | %.2f M |\n", c[3], c[6] / 1e6
