@@ -1,5 +1,7 @@
 #include "environment.hpp"
 
+#include <fcntl.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -69,6 +71,21 @@ Config apply_environment(Config config) {
       }
     }
     if (!known) bad_value("TERSE_CONSOLE", value, "off, text, color, json or auto");
+  }
+  if (const char* text = variable("TERSE_CONSOLE_FD")) {
+    std::string_view value = text;
+    int fd = -1;
+    if (same_text(value, "stdout")) {
+      fd = 1;
+    } else if (same_text(value, "stderr")) {
+      fd = 2;
+    } else if (!value.empty() && value.size() <= 6 && value.find_first_not_of("0123456789") == std::string_view::npos) {
+      fd = std::stoi(std::string(value));
+    }
+    if (fd < 0) bad_value("TERSE_CONSOLE_FD", value, "stdout, stderr or an open descriptor's number");
+    if (::fcntl(fd, F_GETFD) < 0)
+      bad_value("TERSE_CONSOLE_FD", value, "stdout, stderr or an open descriptor's number (this one is not open)");
+    config.console_fd = fd;
   }
   // Set but empty means something: no files.
   if (const char* text = variable("TERSE_DIR")) config.directory = text;

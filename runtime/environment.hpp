@@ -1,5 +1,6 @@
-// What an operator sets without a rebuild: TERSE_LEVEL, TERSE_CONSOLE and
-// TERSE_DIR over the application's Config (see terse::start).
+// What an operator sets without a rebuild: TERSE_LEVEL, TERSE_CONSOLE,
+// TERSE_CONSOLE_FD and TERSE_DIR over the application's Config (see
+// terse::start).
 #pragma once
 
 #include <terse/terse.hpp>

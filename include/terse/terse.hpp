@@ -159,8 +159,8 @@ struct Config {
   // misses some (counted and reported), but the file misses nothing.
   std::function<void(const Record&)> on_record;
   Level callback_level = Level::warn;
-  // start() applies TERSE_LEVEL, TERSE_CONSOLE and TERSE_DIR over this
-  // Config; false ignores them.
+  // start() applies TERSE_LEVEL, TERSE_CONSOLE, TERSE_CONSOLE_FD and
+  // TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
 };
 
@@ -178,6 +178,7 @@ class Error : public std::runtime_error {
 // The environment overrides the Config, and set_level() overrides both:
 //   TERSE_LEVEL    the level: trace, debug, info, warn, error, critical or off
 //   TERSE_CONSOLE  off, text, color, json or auto
+//   TERSE_CONSOLE_FD  stdout, stderr or a descriptor's number
 //   TERSE_DIR      the directory; set but empty: no files
 void start(const Config& config);
 // Returns once every record logged before the call is written to the file,

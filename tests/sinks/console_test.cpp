@@ -2,9 +2,12 @@
 // on terse's threads, in the file's order; JSON lines without files; a
 // console nobody reads or that closed holds up neither the callers nor the
 // file.
+#include <termios.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <thread>
@@ -114,6 +117,51 @@ TEST_CASE("colour: levels as terse cat --color always colours them; NO_COLOR and
     CHECK((shown.find("\x1b[33m") != std::string::npos) == c.coloured);    // warn: yellow
     CHECK((shown.find("\x1b[2m") != std::string::npos) == c.coloured);     // debug: dim
   }
+}
+
+TEST_CASE("automatic is colour on a terminal") {
+  ScopedEnv term("TERM", std::string("xterm"));
+  ScopedEnv no_color("NO_COLOR", std::nullopt);
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  REQUIRE(terminal >= 0);
+  termios raw{};
+  REQUIRE(::tcgetattr(terminal, &raw) == 0);
+  ::cfmakeraw(&raw);  // the bytes as written: no \r added to each line
+  REQUIRE(::tcsetattr(terminal, TCSANOW, &raw) == 0);
+  std::mutex mutex;
+  std::string shown;
+  std::thread reader([&] {
+    char chunk[4096];
+    ssize_t n;
+    while ((n = ::read(master, chunk, sizeof chunk)) > 0) {
+      std::lock_guard lock(mutex);
+      shown.append(chunk, static_cast<std::size_t>(n));
+    }
+  });
+  TempDir dir("console-tty");
+  Config config = test_config(dir.path());
+  config.console = Console::automatic;
+  config.console_fd = terminal;
+  start(config);
+  TERSE_ERROR("on a terminal {}", 1);
+  stop();
+  std::string expected = cat_output({"--color", "always", dir.path()});
+  for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+    {
+      std::lock_guard lock(mutex);
+      if (shown.size() >= expected.size()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::close(terminal);  // the reader sees the end (EIO) once the terminal is gone
+  reader.join();
+  ::close(master);
+  CHECK(shown == expected);
+  CHECK(shown.find("\x1b[31merror\x1b[0m") != std::string::npos);
 }
 
 TEST_CASE("the JSON console prints the objects terse cat -o json prints") {

@@ -83,6 +83,12 @@ TEST_CASE("bad values are errors at start that name the variable and the values 
     ScopedEnv no_files("TERSE_DIR", std::string());
     CHECK(start_error(config).find("records would go nowhere") != std::string::npos);
   }
+  for (const char* fd : {"3x", "-1", "", "1000"}) {
+    ScopedEnv console_fd("TERSE_CONSOLE_FD", std::string(fd));
+    std::string error = start_error(config);
+    CHECK(error.find("TERSE_CONSOLE_FD='" + std::string(fd) + "'") != std::string::npos);
+    CHECK(error.find("stdout, stderr or an open descriptor's number") != std::string::npos);
+  }
   {
     // read_environment = false: none of them is even looked at.
     ScopedEnv level("TERSE_LEVEL", std::string("verbose"));
@@ -111,8 +117,8 @@ TEST_CASE("TERSE_DIR moves the files; set but empty with TERSE_CONSOLE=json writ
     ScopedEnv no_files("TERSE_DIR", std::string());
     ScopedEnv json("TERSE_CONSOLE", std::string("json"));
     ConsolePipe console;
+    ScopedEnv console_fd("TERSE_CONSOLE_FD", std::to_string(console.write_fd()));
     Config config = env_config(configured);
-    config.console_fd = console.write_fd();
     start(config);
     TERSE_INFO("to stdout {}", 2);
     TERSE_WARN("and {}", "more");
