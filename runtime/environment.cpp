@@ -1,5 +1,7 @@
 #include "environment.hpp"
 
+#include "levels.hpp"
+
 #include <fcntl.h>
 
 #include <cstdlib>
@@ -41,17 +43,17 @@ bool parse_level(std::string_view text, Level& level) {
   return false;
 }
 
-Config apply_environment(Config config) {
+Config apply_environment(Config config, LevelSpec& levels) {
+  levels = LevelSpec{};
   if (!config.read_environment) return config;
   if (const char* text = variable("TERSE_LEVEL")) {
-    std::string_view value = text;
-    if (value.find_first_of(",=") != std::string_view::npos)
-      bad_value("TERSE_LEVEL", value,
-                "one level for the whole program: trace, debug, info, warn, error, critical or off "
-                "(levels per module are not supported by this version)");
-    if (!parse_level(value, config.level))
-      bad_value("TERSE_LEVEL", value, "trace, debug, info, warn, error, critical or off");
+    std::string error;
+    if (!parse_levels(text, levels, error))
+      throw Error(std::string("terse: TERSE_LEVEL='") + text + "' is not valid: " + error +
+                  "; accepted: " + kLevelsSyntax);
+    if (levels.default_level) config.level = *levels.default_level;
   }
+  if (const char* text = variable("TERSE_LEVELS_FILE")) config.levels_file = text;
   if (const char* text = variable("TERSE_CONSOLE")) {
     std::string_view value = text;
     static constexpr std::pair<const char*, Console> kModes[] = {

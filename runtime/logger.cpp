@@ -23,6 +23,7 @@
 #include "emergency.hpp"
 #include "environment.hpp"
 #include "internal.hpp"
+#include "levels.hpp"
 #include "pipeline.hpp"
 #include "view.hpp"
 #include "writer.hpp"
@@ -190,6 +191,9 @@ class Logger {
     if (view_) view_->finish();
   }
 
+  // The application's on_error, one report at a time with terse's others.
+  const std::function<void(const std::string&)>& on_error() const { return config_.on_error; }
+
  private:
   Config config_;
   ClockCalibration clock_;
@@ -210,6 +214,7 @@ namespace {
 
 std::mutex g_lifecycle;
 std::unique_ptr<Logger> g_logger;
+std::unique_ptr<LevelsFileWatcher> g_levels_watcher;
 std::atomic<Logger*> g_crash_target{nullptr};  // the running logger, for the signal handler
 std::atomic<bool> g_active{false};
 
@@ -269,15 +274,18 @@ void stop_at_exit() { terse::stop(); }
 void before_fork() {
   g_lifecycle.lock();
   buffer_registry().mutex.lock();
+  levels_before_fork();
 }
 
 void after_fork_in_parent() {
+  levels_after_fork_in_parent();
   buffer_registry().mutex.unlock();
   g_lifecycle.unlock();
 }
 
 void after_fork_in_child() {
-  g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  levels_after_fork_in_child();
+  (void)g_levels_watcher.release();  // its thread is the parent's
   buffer_settings().running.store(false, std::memory_order_relaxed);
   g_active.store(false, std::memory_order_relaxed);
   g_crash_target.store(nullptr, std::memory_order_relaxed);
@@ -321,7 +329,8 @@ void start(const Config& requested) {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
   if (g_logger) throw Error("terse: start() called while already running; call stop() first");
-  const Config config = apply_environment(requested);
+  LevelSpec environment_levels;
+  const Config config = apply_environment(requested, environment_levels);
   validate(config);
   set_private_key(config.private_key);
   g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);
@@ -347,7 +356,13 @@ void start(const Config& requested) {
   static bool hooks_registered =
       (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
   (void)hooks_registered;
-  g_hot.level.store(static_cast<int>(config.level), std::memory_order_relaxed);
+  // Last, so that no call is logged before everything is in place.
+  levels_start(config.level, environment_levels);
+  if (!config.levels_file.empty()) {
+    g_levels_watcher = std::make_unique<LevelsFileWatcher>(config.levels_file, g_logger->on_error());
+    g_levels_watcher->check();
+    g_levels_watcher->start();
+  }
 }
 
 void flush() {
@@ -372,7 +387,8 @@ void stop() {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
   if (!g_logger) return;
-  g_hot.level.store(static_cast<int>(Level::off), std::memory_order_relaxed);
+  g_levels_watcher.reset();
+  levels_stop();
   g_stop_draining.store(true);  // before the target goes: a termination signal always finds one or the other
   g_crash_target.store(nullptr);
   uninstall_crash_handlers();
@@ -406,12 +422,5 @@ void wait_until_written() noexcept {
   }
 }
 }  // namespace detail
-
-void set_level(Level level) noexcept {
-  if (detail::g_active.load(std::memory_order_acquire))
-    detail::g_hot.level.store(static_cast<int>(level), std::memory_order_relaxed);
-}
-
-Level level() noexcept { return static_cast<Level>(detail::g_hot.level.load(std::memory_order_relaxed)); }
 
 }  // namespace terse

@@ -159,8 +159,16 @@ struct Config {
   // misses some (counted and reported), but the file misses nothing.
   std::function<void(const Record&)> on_record;
   Level callback_level = Level::warn;
-  // start() applies TERSE_LEVEL, TERSE_CONSOLE, TERSE_CONSOLE_FD and
-  // TERSE_DIR over this Config; false ignores them.
+  // A file in TERSE_LEVEL's syntax (newlines may separate the items, '#'
+  // starts a comment) that terse reads at start() and again whenever it
+  // changes (it looks four times a second), so an operator changes levels
+  // without a restart: `echo 'info,net/=debug' > /run/app/terse.levels`. A
+  // file that does not parse is reported (on_error, and a record in the log)
+  // and the levels in force stay; a missing file sets nothing until it
+  // appears. Empty: none.
+  std::string levels_file;
+  // start() applies TERSE_LEVEL, TERSE_LEVELS_FILE, TERSE_CONSOLE,
+  // TERSE_CONSOLE_FD and TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
 };
 
@@ -175,8 +183,12 @@ class Error : public std::runtime_error {
 // environment variable or an unwritable directory. Calls made before
 // start() are discarded.
 //
-// The environment overrides the Config, and set_level() overrides both:
-//   TERSE_LEVEL    the level: trace, debug, info, warn, error, critical or off
+// The environment overrides the Config; the levels file, when it is read,
+// overrides both, and set_level() or a change of the file overrides what
+// was in force (the latest change wins):
+//   TERSE_LEVEL    the levels: "info", or "info,net/=debug,db/query.cpp:120=trace"
+//                  (trace, debug, info, warn, error, critical or off)
+//   TERSE_LEVELS_FILE  the levels file; set but empty: none
 //   TERSE_CONSOLE  off, text, color, json or auto
 //   TERSE_CONSOLE_FD  stdout, stderr or a descriptor's number
 //   TERSE_DIR      the directory; set but empty: no files
@@ -237,7 +249,28 @@ Stats stats();
 // when the program does not call it; calls made afterwards are discarded.
 void stop();
 
+// Levels, per module, at run time. A selector is a path prefix ("net/"), a
+// file ("db/query.cpp") or one call site ("db/query.cpp:120"), matched on
+// whole path components at the start of a site's file or after any '/' in
+// it (so "net/" also covers "src/net/conn.cpp"). A call site logs at the
+// level of the selector that matches it best: a call site over its file, a
+// file over a prefix, then the longest; without one, at the default level. A change
+// applies at once to every call site, those that have not run yet too, and
+// is safe while threads log. Before start() and after stop() these do
+// nothing: start() sets the levels from the Config and the environment.
+//
+// The default level.
 void set_level(Level level) noexcept;
+// One selector's level, added or replaced. Throws terse::Error on a bad
+// selector (empty, or a line number that is not one).
+void set_level(std::string_view selector, Level level);
+// Everything at once, in TERSE_LEVEL's syntax: "info,net/=debug,db/query.cpp:120=trace"
+// sets the default and the selectors, replacing all that was set before (an
+// absent default keeps the one in force). Throws terse::Error, changing
+// nothing, when the text does not parse.
+void set_levels(std::string_view levels);
+// What is set, in the same syntax: the default first, then each selector.
+std::string levels();
 
 // Process-wide: how terse::secret() values are stored from now on (for
 // example `clear` while debugging). Each stored value says which way it was
@@ -248,13 +281,13 @@ void set_private_values(PrivateValues mode) noexcept;
 // in the file (slow: for chasing records that seem to go missing);
 // set_async(true) goes back to normal. Safe to switch while threads log.
 void set_async(bool asynchronous) noexcept;
+// The default level.
 Level level() noexcept;
 
 namespace detail {
 
-// Side by side so the level check and the sync-mode check share a cache line.
+// What a logged call reads besides its site, on one cache line.
 struct alignas(64) HotSettings {
-  std::atomic<int> level{static_cast<int>(Level::off)};
   std::atomic<bool> synchronous{false};
   std::atomic<std::uint8_t> private_mode{static_cast<std::uint8_t>(schema::PrivateMode::omitted)};
   std::atomic<std::uint32_t> max_container_elements{1024};
@@ -263,10 +296,6 @@ inline HotSettings g_hot;
 
 // Sync mode: wait until the record just logged is in the file.
 void wait_until_written() noexcept;
-
-inline bool level_enabled(Level level) noexcept {
-  return g_hot.level.load(std::memory_order_relaxed) <= static_cast<int>(level);
-}
 
 // Shortens strings so that a record fits the thread's ring (FORMAT.md §8:
 // the stored length then carries the truncated bit). Rare, so out of line.
@@ -424,22 +453,23 @@ inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Arg
   static_assert(signature::strings_presented_one_way(format_literal),                          \
                 "terse: a string argument is printed both as text and with {:p}; pass it twice")
 
-// The level check comes first, so a disabled call evaluates no argument.
-#define TERSE_LOG(level_value, format_literal, ...)                                                         \
-  do {                                                                                                      \
-    if (::terse::detail::level_enabled(level_value)) {                                                      \
-      using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
-      TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
-      static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
-      static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
-                                                         __FILE__,                                          \
-                                                         __LINE__,                                          \
-                                                         static_cast<std::uint8_t>(level_value),            \
-                                                         static_cast<std::uint8_t>(terse_signature_::size), \
-                                                         terse_tags_.data(),                                \
-                                                         terse_signature_::describer()};                    \
-      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);            \
-    }                                                                                                       \
+// The site is a constant-initialised static, so declaring it costs nothing
+// at run time; its gate is checked first, so a disabled call evaluates no
+// argument.
+#define TERSE_LOG(level_value, format_literal, ...)                                                       \
+  do {                                                                                                    \
+    using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
+    TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
+    static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
+    static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
+                                                       __FILE__,                                          \
+                                                       __LINE__,                                          \
+                                                       static_cast<std::uint8_t>(level_value),            \
+                                                       static_cast<std::uint8_t>(terse_signature_::size), \
+                                                       terse_tags_.data(),                                \
+                                                       terse_signature_::describer()};                    \
+    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)))                \
+      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);          \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering

@@ -89,3 +89,38 @@ TEST_CASE("records of an unloaded library are written and decode") {
 
   require_messages(decode_dir(dir.path()), expected);
 }
+
+TEST_CASE("levels change after a library is unloaded: its sites' memory is left alone, and a new load follows them") {
+  TempDir dir;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    terse::Config config = test_config(dir.path());
+    config.level = terse::Level::warn;
+    terse::start(config);
+    terse::set_level("tests/plugins/", terse::Level::debug);
+    for (int round = 1; round <= kRounds; ++round) {
+      if (int failure = run_round(round)) std::_Exit(failure);
+      // Rewrites every known site's gate: an unloaded one would be a write
+      // into unmapped memory.
+      terse::set_levels(round % 2 == 1 ? "warn" : "warn,tests/plugins/=debug");
+    }
+    TERSE_WARN("main {}", "after");
+    terse::stop();
+    std::_Exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO("child exit code (128 + signal when killed; 10-13: see ChildFailure): " << exit_code(status));
+  REQUIRE(exit_code(status) == 0);
+
+  std::vector<std::string> expected;
+  for (int round = 1; round <= kRounds; ++round) {
+    std::vector<std::string> messages = expected_plugin_messages(round);
+    bool debug = round % 2 == 1;  // rounds 1 and 3 load under "tests/plugins/=debug"
+    for (int i = 0; i < kPerRound; ++i) {
+      if (debug || i % 4 == 1 || i % 4 == 2) expected.push_back(messages[static_cast<std::size_t>(i)]);
+    }
+  }
+  expected.push_back("main after");
+  require_messages(decode_dir(dir.path()), expected);
+}

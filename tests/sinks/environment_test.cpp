@@ -22,6 +22,7 @@ struct CleanEnvironment {
   ScopedEnv level{"TERSE_LEVEL", std::nullopt};
   ScopedEnv console{"TERSE_CONSOLE", std::nullopt};
   ScopedEnv dir{"TERSE_DIR", std::nullopt};
+  ScopedEnv levels_file{"TERSE_LEVELS_FILE", std::nullopt};
 };
 
 // test_config() with the environment read, as by default.
@@ -70,8 +71,9 @@ TEST_CASE("bad values are errors at start that name the variable and the values 
     CHECK(error.find("trace, debug, info, warn, error, critical or off") != std::string::npos);
   }
   {
-    ScopedEnv level("TERSE_LEVEL", std::string("info,net/=debug"));
-    CHECK(start_error(config).find("TERSE_LEVEL='info,net/=debug'") != std::string::npos);
+    ScopedEnv level("TERSE_LEVEL", std::string("info,net/=verbose"));
+    CHECK(start_error(config).find("TERSE_LEVEL='info,net/=verbose' is not valid: 'net/=verbose'") !=
+          std::string::npos);
   }
   {
     ScopedEnv console("TERSE_CONSOLE", std::string("loud"));

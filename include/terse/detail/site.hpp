@@ -6,11 +6,36 @@
 
 namespace terse::detail {
 
+// One per shared object (program or library) that logs: its destructor runs
+// when the object is unloaded (dlclose) or the process exits, and tells the
+// runtime to stop updating the object's call sites, whose memory is about
+// to go. Hidden, so that every shared object has its own and none is merged
+// across objects (a merged, "unique" symbol would also keep a library from
+// ever unloading).
+struct ObjectGuard {
+  constexpr ObjectGuard() = default;
+  ObjectGuard(const ObjectGuard&) = delete;
+  ObjectGuard& operator=(const ObjectGuard&) = delete;
+  ~ObjectGuard();
+  // Set by the destructor; a site registering after it (a later static
+  // destructor that logs) is never updated again.
+  std::atomic<bool> unloading{false};
+};
+[[gnu::visibility("hidden")]] inline ObjectGuard g_object_guard;
+
+// The level gate of a call site: the lowest level it logs at, plus one;
+// zero until the site is first called. The logging macro reads it once and
+// compares it with the site's constant level, so a disabled call costs one
+// load and one branch; a site that has never run settles its gate first,
+// before any argument is evaluated.
+inline constexpr std::uint8_t kGateUnsettled = 0;
+
 // One per call site, a constant-initialised static created by the logging
-// macro. Everything but `id` is fixed at compile time; `id` is assigned on
-// the first call and read with a single load afterwards. The runtime copies
-// the rest when the site registers and never reads the site again, so a
-// library that logs may be unloaded (dlclose) with its records unwritten.
+// macro. Everything but `id` and `gate` is fixed at compile time; `id` is
+// assigned on the first call and read with a single load afterwards. The
+// runtime copies the rest when the site registers and never reads the site
+// again, so a library that logs may be unloaded (dlclose) with its records
+// unwritten; it writes `gate` only while the site's object is loaded.
 struct Site {
   const char* format;
   const char* file;
@@ -22,11 +47,26 @@ struct Site {
   // (FORMAT.md §6 arg_types); null when it has neither structured nor
   // named arguments.
   void (*describe_types)(std::string&) = nullptr;
+  ObjectGuard* object = &g_object_guard;
+  std::atomic<std::uint8_t> gate{kGateUnsettled};
   std::atomic<std::uint32_t> id{0};
 };
 
-// Gives the site its id (lock-free; concurrent first calls agree on one id).
-// `names` holds the argument names of a site with named arguments (its first
+// Settles the gate of a site on its first call (one lock, once per site)
+// and says whether `level` passes it.
+bool settle_gate(Site& site, std::uint8_t level) noexcept;
+
+// Whether a record of `level` passes the site's gate: the first thing a
+// logging call does.
+inline bool gate_allows(Site& site, std::uint8_t level) noexcept {
+  std::uint8_t gate = site.gate.load(std::memory_order_relaxed);
+  if (gate > level + 1u) return false;
+  if (__builtin_expect(gate != kGateUnsettled, 1)) return true;
+  return settle_gate(site, level);
+}
+
+// Gives the site its id (lock-free; concurrent first calls agree on one id). `names`
+// holds the argument names of a site with named arguments (its first
 // call's), or is null. Returns 0 when the site cannot be registered.
 std::uint32_t register_site(Site& site, const char* const* names = nullptr) noexcept;
 
