@@ -11,6 +11,7 @@
 // that no backlog drains into the next one.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -125,6 +126,43 @@ BENCH_CASE(string_4k, "text {}", std::string_view(g_text4k))
 BENCH_CASE(struct_4_fields, "request {}", Request{static_cast<int>(i), 12.5, 200, "/api/v1/users"})
 BENCH_CASE(vector_8_ints, "ids {}", ids_at(i))
 BENCH_CASE(eager_formatted, "temperature {}", Temperature{20.0 + static_cast<double>(i & 15)})
+
+// What a call costs by what becomes of it, beside a written one with the
+// same arguments. "disabled_global_check" is the check every call made
+// before levels per module: one global level, loaded and compared.
+std::atomic<int> g_global_level{static_cast<int>(terse::Level::info)};
+
+void BM_kind_written(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_INFO("counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_kind_disabled(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_DEBUG("counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42);
+  }
+  benchmark::DoNotOptimize(i);
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_kind_disabled_global_check(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    if (g_global_level.load(std::memory_order_relaxed) <= static_cast<int>(terse::Level::debug))
+      benchmark::DoNotOptimize(i);
+  }
+  benchmark::DoNotOptimize(i);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_kind_written)->Name("kind/written")->UseRealTime();
+BENCHMARK(BM_kind_disabled)->Name("kind/disabled")->UseRealTime();
+BENCHMARK(BM_kind_disabled_global_check)->Name("kind/disabled_global_check")->UseRealTime();
 
 }  // namespace
 

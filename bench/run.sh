@@ -182,10 +182,25 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       print "| case | terse | fmt::format_to | × | spdlog async | × |"
       print "|---|---:|---:|---:|---:|---:|"
       for (i = 1; i <= nc; i++) {
-        c = cases[i]; a = t[c, "terse"]; f = t[c, "fmt_format_to"]; s = t[c, "spdlog_async"]
+        c = cases[i]; if (c == "kind") continue
+        a = t[c, "terse"]; f = t[c, "fmt_format_to"]; s = t[c, "spdlog_async"]
         printf "| %s | %.1f | %.1f | %.2f | %.1f | %.1f |\n", c, a, f, f / a, s, s / a
       }
       if (unit != "ns") print "\n(time unit: " unit ")"
+      print ""
+      print "## What a call costs by what becomes of it, ns (the same loop)"
+      print ""
+      print "`counters {} {} {}` with three ints: written at info; disabled (a debug call at info, which"
+      print "its call site'"'"'s gate turns away); beside it the check every call made before levels per"
+      print "module, one global level loaded and compared."
+      print ""
+      print "| call | ns | × written |"
+      print "|---|---:|---:|"
+      split("written,disabled,disabled_global_check", kinds, ",")
+      for (k = 1; k <= 3; k++) {
+        v = t["kind", kinds[k]]
+        if (v != "") printf "| %s | %.2f | %.3f |\n", kinds[k], v, v / t["kind", "written"]
+      }
       print ""
     }' "$raw/micro.csv"
 
