@@ -33,16 +33,6 @@ Config info_config(const std::string& directory) {
 
 std::string db_site() { return fmt::format("db/query.cpp:{}", db_debug_line()); }
 
-std::string start_error(const Config& config) {
-  try {
-    start(config);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  stop();
-  return "started";
-}
-
 // Polls: the levels file is looked at four times a second.
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 3000ms) {
   auto until = std::chrono::steady_clock::now() + limit;

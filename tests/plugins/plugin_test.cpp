@@ -60,12 +60,26 @@ int run_round(int round) {
   return 0;
 }
 
+// Runs `body` in a child process, which has a logger of its own, and
+// requires it to end normally.
+template <typename Body>
+void in_child(Body body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    body();
+    std::_Exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO("child exit code (128 + signal when killed; 10-13: see ChildFailure): " << exit_code(status));
+  REQUIRE(exit_code(status) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("records of an unloaded library are written and decode") {
   TempDir dir;
-  pid_t pid = ::fork();
-  if (pid == 0) {
+  in_child([&] {
     terse::start(test_config(dir.path()));
     TERSE_INFO("main {}", "before");
     for (int round = 1; round <= kRounds; ++round) {
@@ -73,12 +87,7 @@ TEST_CASE("records of an unloaded library are written and decode") {
     }
     TERSE_INFO("main {}", "after");
     terse::stop();
-    std::_Exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  INFO("child exit code (128 + signal when killed; 10-13: see ChildFailure): " << exit_code(status));
-  REQUIRE(exit_code(status) == 0);
+  });
 
   std::vector<std::string> expected{"main before"};
   for (int round = 1; round <= kRounds; ++round) {
@@ -92,8 +101,7 @@ TEST_CASE("records of an unloaded library are written and decode") {
 
 TEST_CASE("levels change after a library is unloaded: its sites' memory is left alone, and a new load follows them") {
   TempDir dir;
-  pid_t pid = ::fork();
-  if (pid == 0) {
+  in_child([&] {
     terse::Config config = test_config(dir.path());
     config.level = terse::Level::warn;
     terse::start(config);
@@ -106,12 +114,7 @@ TEST_CASE("levels change after a library is unloaded: its sites' memory is left 
     }
     TERSE_WARN("main {}", "after");
     terse::stop();
-    std::_Exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  INFO("child exit code (128 + signal when killed; 10-13: see ChildFailure): " << exit_code(status));
-  REQUIRE(exit_code(status) == 0);
+  });
 
   std::vector<std::string> expected;
   for (int round = 1; round <= kRounds; ++round) {

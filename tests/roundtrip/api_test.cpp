@@ -40,18 +40,6 @@ std::vector<std::string> json_records(const std::string& directory) {
   return out;
 }
 
-// What start() says when it refuses `config`; any other exception fails
-// the test on its own.
-std::string start_error(const terse::Config& config) {
-  try {
-    terse::start(config);
-  } catch (const terse::Error& e) {
-    return e.what();
-  }
-  terse::stop();
-  return "<start succeeded>";
-}
-
 std::string args_of(const std::string& json) {
   const auto begin = json.find(",\"args\":[");
   REQUIRE(begin != std::string::npos);

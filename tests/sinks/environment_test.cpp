@@ -32,16 +32,6 @@ Config env_config(const std::string& directory) {
   return config;
 }
 
-std::string start_error(const Config& config) {
-  try {
-    start(config);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  stop();
-  return "started";
-}
-
 }  // namespace
 
 TEST_CASE("TERSE_LEVEL sets the level over the Config; set_level() still changes it") {

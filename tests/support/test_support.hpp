@@ -87,4 +87,16 @@ inline Config test_config(const std::string& directory) {
   return config;
 }
 
+// What start() says when it refuses `config`, or "started" (and then it
+// stops again); any other exception fails the test on its own.
+inline std::string start_error(const Config& config) {
+  try {
+    start(config);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  stop();
+  return "started";
+}
+
 }  // namespace terse::test
