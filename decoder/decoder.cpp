@@ -199,6 +199,8 @@ struct StreamDecoder::State {
   void text_entry(const Frame& frame, wire::Reader& body);
   bool next_in_frame(Record& record);
   bool read_control(std::string_view args, Record& record);
+  bool reported_site(std::string_view args, Site*& site, std::uint64_t& count);
+  void report_unknown_site(std::uint64_t site_id);
   bool read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record);
 };
 
@@ -278,6 +280,20 @@ bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std:
       return false;
     }
   }
+  return true;
+}
+
+// FORMAT.md §6 (1.4): the optional flags field; bits this reader does not
+// know are ignored.
+bool read_site_flags(wire::Reader& body, Site& site, std::string& error) {
+  site.limited = false;
+  if (body.empty()) return true;
+  std::uint64_t flags;
+  if (!body.varint(flags)) {
+    error = "its flags are malformed";
+    return false;
+  }
+  site.limited = (flags & schema::kSiteFlagLimited) != 0;
   return true;
 }
 
@@ -543,10 +559,12 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
       site.format.assign(format);
       site.tags.assign(tags.begin(), tags.end());
       std::string unusable;
-      site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable);
+      site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable) &&
+                    read_site_flags(b, site, unusable);
       if (!site.usable) {
         site.types = SiteTypes{};
         site.arg_names.clear();
+        site.limited = false;
       }
       site.check = check_format(site.format, site.tags, site.arg_names);
       site.selected = wants(site);
@@ -615,6 +633,13 @@ bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
   std::uint8_t kind;
   std::uint64_t count, first, last;
   if (!a.le(kind)) return false;
+  if (kind == static_cast<std::uint8_t>(schema::ControlKind::suppressed)) {
+    // The site was looked up (and its selection applied) before.
+    record.kind = RecordKind::suppressed;
+    record.args = {};
+    record.dropped_count = 0;
+    return true;
+  }
   if (kind != static_cast<std::uint8_t>(schema::ControlKind::dropped)) return false;
   if (!a.le(count) || !a.le(first) || !a.le(last)) {
     damage(cursor_frame, "drop record is malformed");
@@ -622,11 +647,38 @@ bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
   }
   record.kind = RecordKind::dropped;
   record.site = nullptr;
+  record.suppressed = 0;
   record.args = {};
   record.dropped_count = count;
   record.dropped_first_ns = to_unix_ns(first);
   record.dropped_last_ns = to_unix_ns(last);
   return true;
+}
+
+void StreamDecoder::State::report_unknown_site(std::uint64_t site_id) {
+  if (unknown_sites_reported.size() < 1024 && unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
+    damage(cursor_frame,
+           "records of call site " + std::to_string(site_id) + " cannot be decoded: its dictionary entry is missing");
+}
+
+// FORMAT.md §7 kind 3: the site a suppressed-calls report names, and its
+// count; `site` stays null for every other control kind. False (reported
+// where it is damage) when the record is to be passed over.
+bool StreamDecoder::State::reported_site(std::string_view args, Site*& site, std::uint64_t& count) {
+  wire::Reader a(args);
+  std::uint8_t kind;
+  if (!a.le(kind) || kind != static_cast<std::uint8_t>(schema::ControlKind::suppressed)) return true;
+  std::uint64_t id;
+  if (!a.varint(id) || !a.varint(count)) {
+    damage(cursor_frame, "suppressed-calls record is malformed");
+    return false;
+  }
+  site = find_site(id);
+  if (site == nullptr) {
+    report_unknown_site(id);
+    return false;
+  }
+  return site->usable;
 }
 
 // A log record's arguments, by its site's types; false (reported) when they
@@ -659,18 +711,28 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     cursor_ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
     const Thread& thread = thread_for(static_cast<std::uint32_t>(thread_index));
     Site* site = nullptr;
-    if (site_id != schema::kControlSiteId) {
+    // A control record that names a site (FORMAT.md §7 kind 3) is filtered as that site's.
+    Site* reported = nullptr;
+    std::uint64_t suppressed = 0;
+    if (site_id == schema::kControlSiteId) {
+      if (!reported_site(args, reported, suppressed)) continue;
+    } else {
       site = find_site(site_id);
       if (site == nullptr) {
-        if (unknown_sites_reported.size() < 1024 &&
-            unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
-          damage(cursor_frame, "records of call site " + std::to_string(site_id) +
-                                   " cannot be decoded: its dictionary entry is missing");
+        report_unknown_site(site_id);
         continue;
       }
     }
     // Its dictionary entry was reported as unusable; nothing of it can render.
     if (site != nullptr && !site->usable) continue;
+    if (site != nullptr && site->limited) {
+      wire::Reader count(args);
+      if (!count.varint(suppressed)) {
+        damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " lacks its suppressed count");
+        continue;
+      }
+      args.remove_prefix(args.size() - count.remaining());
+    }
     // Every record of a selected site, printed or not, carries the delta
     // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
     if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
@@ -684,7 +746,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
       continue;
     }
     // Decided before anything else of the record is read.
-    bool wanted = thread.selected && (site ? site->selected : filter.dropped);
+    bool wanted = thread.selected && (site ? site->selected : reported ? reported->selected : filter.dropped);
     std::int64_t unix_ns = 0;
     if (wanted) {
       unix_ns = to_unix_ns(cursor_ticks);
@@ -703,6 +765,8 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     record.frame_index = index;
     record.file_offset = reader->file_offset();
     if (!(site == nullptr ? read_control(args, record) : read_args(args, *site, site_id, record))) continue;
+    if (reported != nullptr) record.site = reported;
+    record.suppressed = suppressed;
     ++summary.records;
     return true;
   }

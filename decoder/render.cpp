@@ -170,6 +170,11 @@ const char* level_color(std::uint8_t level) {
 }
 
 bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
+  if (record.kind == RecordKind::suppressed) {
+    fmt::format_to(std::back_inserter(out), "{} call{} suppressed after the site's last record", record.suppressed,
+                   record.suppressed == 1 ? "" : "s");
+    return true;
+  }
   if (record.kind == RecordKind::dropped) {
     TimeStyle zone = style ? *style : TimeStyle{};
     std::string first, last;
@@ -418,7 +423,8 @@ void LinePattern::append(std::string& out, const Record& record, const TimeStyle
 
 void LinePattern::append_line(std::string& out, const Record& record, const TimeStyle& style,
                               const std::string_view* rendered) const {
-  bool is_log = record.kind == RecordKind::log;
+  // Log records and suppressed-calls reports have a site; drop reports do not.
+  bool is_log = record.site != nullptr;
   auto put = [&out](const Piece& piece, const auto& value) {
     if (piece.text.empty()) {
       fmt::format_to(std::back_inserter(out), "{}", value);
@@ -482,6 +488,8 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
           render_message(record, message, nullptr, &style);
           put(piece, message);
         }
+        if (record.kind == RecordKind::log && record.suppressed > 0)
+          fmt::format_to(std::back_inserter(out), " [{} suppressed]", record.suppressed);
         break;
     }
   }
@@ -563,7 +571,7 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
                         const TextRewrite& rewrite) {
-  bool is_log = record.kind == RecordKind::log;
+  bool is_log = record.site != nullptr;
   out += "{\"time\":\"";
   append_time_rfc3339(out, record.unix_ns, style);
   out += "\",\"level\":\"";
@@ -575,8 +583,12 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   fmt::format_to(std::back_inserter(out), ",\"line\":{},\"message\":", is_log ? record.site->line : 0u);
   append_json_string(out, message);
   out += ",\"args\":";
-  if (!is_log) {
+  if (record.kind == RecordKind::dropped) {
     fmt::format_to(std::back_inserter(out), "[{}]}}\n", record.dropped_count);
+    return;
+  }
+  if (record.kind == RecordKind::suppressed) {
+    fmt::format_to(std::back_inserter(out), "[],\"suppressed\":{}}}\n", record.suppressed);
     return;
   }
   // With argument names, "args" is an object: by name, or by position
@@ -607,7 +619,9 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
       detail::append_json_scalar(out, a);
     }
   }
-  out += named ? "}}\n" : "]}\n";
+  out += named ? '}' : ']';
+  if (record.suppressed > 0) fmt::format_to(std::back_inserter(out), ",\"suppressed\":{}", record.suppressed);
+  out += "}\n";
 }
 
 }  // namespace terse::decoder

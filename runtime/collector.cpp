@@ -131,6 +131,17 @@ void Collector::describe_site(Batch& batch, std::uint32_t id) {
   sites_written_[id] = true;
 }
 
+// FORMAT.md §7 kind 3: a suppressed-calls report names a site, which the
+// file must describe before it.
+void Collector::describe_reported_site(Batch& batch, const Cursor& c) {
+  wire::Reader r(std::string_view(c.args, c.header.args_size));
+  std::uint8_t kind = 0;
+  std::uint64_t id = 0;
+  if (r.le(kind) && kind == static_cast<std::uint8_t>(schema::ControlKind::suppressed) && r.varint(id) && id != 0 &&
+      id <= UINT32_MAX && site_info(static_cast<std::uint32_t>(id)) != nullptr)
+    describe_site(batch, static_cast<std::uint32_t>(id));
+}
+
 void Collector::describe_thread(Batch& batch, const ThreadBuffer& b) {
   if (b.index >= threads_written_.size())
     threads_written_.resize(std::max<std::size_t>(b.index + 1, threads_written_.size() * 2));
@@ -148,6 +159,7 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
   if (!slots) {
     const SiteInfo* site = site_info(id);
     slots = std::make_unique<DeltaSlots>(site->arg_tags.data(), site->arg_tags.size());
+    slots->limited = site->limited;
   }
   if (slots->batch != batch.sequence) {
     std::fill(slots->previous.begin(), slots->previous.end(), 0);
@@ -155,6 +167,16 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
   }
   auto* to = reinterpret_cast<unsigned char*>(out);
   const auto* from = reinterpret_cast<const unsigned char*>(args);
+  if (slots->limited) {
+    // The suppressed count in front of the arguments is not one of them.
+    std::size_t count_size = 0;
+    while (count_size < size && count_size < 10 && (from[count_size] & 0x80) != 0) ++count_size;
+    count_size = std::min(count_size + 1, size);
+    std::memcpy(to, from, count_size);
+    to += count_size;
+    from += count_size;
+    size -= count_size;
+  }
   // Bytes that do not match the site's tags cannot happen; should they,
   // the record goes as it is rather than with unwritten bytes in it.
   if (!slots->plan.apply<wire::Delta::encode>(to, from, size, slots->previous.data())) std::memcpy(to, from, size);
@@ -176,6 +198,7 @@ void Collector::append_record(Batch& batch, const Cursor& c) {
   out = wire::write_varint(out, c.header.args_size);
   if (c.header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
   if (c.header.site_id == schema::kControlSiteId) {
+    describe_reported_site(batch, c);
     std::memcpy(out, c.args, c.header.args_size);
   } else {
     delta_code(batch, c.header.site_id, out, c.args, c.header.args_size);

@@ -39,6 +39,7 @@ class Collector {
     wire::DeltaPlan plan;
     std::vector<std::uint64_t> previous;
     std::uint64_t batch = 0;
+    bool limited = false;  // a suppressed count precedes the arguments
   };
 
   static bool load(Cursor& cursor);
@@ -49,6 +50,7 @@ class Collector {
   void report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now);
   void release_abandoned(Batch& batch);
   void describe_site(Batch& batch, std::uint32_t id);
+  void describe_reported_site(Batch& batch, const Cursor& c);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
   // Copies a record's arguments to `out`, delta-coded (FORMAT.md §7.1).
   void delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size);

@@ -1,5 +1,6 @@
 #include "interning.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -49,8 +50,15 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
     const SiteInfo* site =
         record.site_id == schema::kControlSiteId ? nullptr : site_info(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
+    // A rate-limited site's suppressed count comes before its arguments.
+    std::size_t count_size = 0;
+    if (site != nullptr && site->limited) {
+      while (count_size < args.size() && (static_cast<unsigned char>(args[count_size]) & 0x80) != 0) ++count_size;
+      count_size = std::min(count_size + 1, args.size());
+      args_.append(args.substr(0, count_size));
+    }
     if (site == nullptr || args.size() < kMinLength ||
-        !rewrite_args(args, site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
+        !rewrite_args(args.substr(count_size), site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
       wire::put_bytes(rewritten, args);
     } else {
       wire::put_bytes(rewritten, args_);

@@ -172,6 +172,54 @@ std::optional<std::string> read_small_file(const std::string& path, std::string&
   return content;
 }
 
+// A control record (FORMAT.md §7) from the calling thread's buffer.
+void write_control(std::string_view args) noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  if (buffer == nullptr) buffer = create_thread_buffer();
+  if (buffer == nullptr) return;
+  std::size_t stride = ring_stride(args.size());
+  char* out = buffer->try_reserve(stride);
+  if (out == nullptr) out = reserve_slow(*buffer, stride);
+  if (out == nullptr) return;
+  buffer->begin_record();
+  RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
+  std::memcpy(out, &header, sizeof header);
+  std::memcpy(out + kRingHeaderSize, args.data(), args.size());
+  buffer->commit(header.ticks);
+}
+
+struct Pending {
+  Site* site;
+  std::uint64_t count;
+};
+
+// Takes the counts of the rate-limited sites (of `object` only, unless null)
+// that suppressed calls since their last record.
+std::vector<Pending> take_suppressed(LevelState& s, const ObjectGuard* object) {
+  std::vector<Pending> pending;
+  for (const Gate& gate : s.gates) {
+    Site& site = *gate.site;
+    if (site.suppressed == nullptr || (object != nullptr && site.object != object)) continue;
+    if (std::uint64_t count = site.suppressed->exchange(0, std::memory_order_relaxed))
+      pending.push_back({&site, count});
+  }
+  return pending;
+}
+
+// FORMAT.md §7 kind 3, one per site; its object is still loaded.
+void write_suppressed(const std::vector<Pending>& pending) noexcept {
+  for (const Pending& p : pending) {
+    std::uint32_t id = register_site(*p.site);
+    if (id == 0) continue;
+    char args[1 + 10 + 10];
+    char* end = args;
+    *end++ = static_cast<char>(schema::ControlKind::suppressed);
+    end = wire::write_varint(end, id);
+    end = wire::write_varint(end, p.count);
+    write_control(std::string_view(args, static_cast<std::size_t>(end - args)));
+  }
+}
+
 template <Level L>
 void notice_at(std::string_view text) noexcept {
   using signature = decltype(signature_of(text));
@@ -185,7 +233,7 @@ void notice_at(std::string_view text) noexcept {
                              signature::describer()};
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   if (id == 0) id = register_site(site);
-  if (id != 0) log_impl<tags>(id, std::index_sequence_for<std::string_view>{}, text);
+  if (id != 0) log_impl<tags>(id, 0, std::index_sequence_for<std::string_view>{}, text);
 }
 
 }  // namespace
@@ -305,6 +353,18 @@ bool settle_gate(Site& site, std::uint8_t level) noexcept {
   return site.gate.load(std::memory_order_relaxed) <= level + 1u;
 }
 
+void report_suppressed() noexcept {
+  std::vector<Pending> pending;
+  try {
+    LevelState& s = state();
+    std::lock_guard lock(s.mutex);
+    pending = take_suppressed(s, nullptr);
+  } catch (...) {
+    return;  // out of memory: the counts stay where they are
+  }
+  write_suppressed(pending);
+}
+
 void levels_before_fork() noexcept { state().mutex.lock(); }
 void levels_after_fork_in_parent() noexcept { state().mutex.unlock(); }
 void levels_after_fork_in_child() noexcept {
@@ -331,8 +391,18 @@ void log_notice(Level level, std::string_view text) noexcept {
 ObjectGuard::~ObjectGuard() {
   unloading.store(true, std::memory_order_relaxed);
   LevelState& s = state();
-  std::lock_guard lock(s.mutex);
-  std::erase_if(s.gates, [this](const Gate& g) { return g.site->object == this; });
+  std::vector<Pending> pending;
+  {
+    std::lock_guard lock(s.mutex);
+    try {
+      pending = take_suppressed(s, this);
+    } catch (...) {
+      pending.clear();  // out of memory: these counts are lost with the object
+    }
+    std::erase_if(s.gates, [this](const Gate& g) { return g.site->object == this; });
+  }
+  // The object's memory is still there: its sites register and report as usual.
+  write_suppressed(pending);
 }
 
 LevelsFileWatcher::LevelsFileWatcher(std::string path, std::function<void(const std::string&)> on_error)

@@ -48,6 +48,11 @@ void levels_stop();
 // levels in TERSE_LEVEL's syntax. Does nothing when not running.
 std::string levels_replace(const LevelSpec& spec);
 
+// Writes, from the calling thread, how many calls each rate-limited site
+// suppressed since its last record (FORMAT.md §7 kind 3): at stop(), as an
+// unloading library does for its own sites.
+void report_suppressed() noexcept;
+
 // fork(): the table's lock is held across it; the child logs nothing.
 void levels_before_fork() noexcept;
 void levels_after_fork_in_parent() noexcept;

@@ -191,6 +191,8 @@ class Logger {
     if (view_) view_->finish();
   }
 
+  double ticks_per_second() const { return clock_.current().ticks_per_second; }
+
   // The application's on_error, one report at a time with terse's others.
   const std::function<void(const std::string&)>& on_error() const { return config_.on_error; }
 
@@ -336,6 +338,8 @@ void start(const Config& requested) {
   g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);
   set_private_values(config.private_values);
   auto logger = std::make_unique<Logger>(config);
+  // Read before the collector runs: the clock is its alone from then on.
+  g_ticks_per_ns.store(logger->ticks_per_second() / 1e9, std::memory_order_relaxed);
   auto& settings = buffer_settings();
   settings.buffer_bytes.store(config.thread_buffer_bytes, std::memory_order_relaxed);
   settings.drop_when_full.store(config.overflow == Overflow::drop, std::memory_order_relaxed);
@@ -388,6 +392,7 @@ void stop() {
   std::lock_guard lock(g_lifecycle);
   if (!g_logger) return;
   g_levels_watcher.reset();
+  report_suppressed();
   levels_stop();
   g_stop_draining.store(true);  // before the target goes: a termination signal always finds one or the other
   g_crash_target.store(nullptr);

@@ -35,14 +35,24 @@ std::atomic<const SiteInfo*>* chunk_for(std::uint32_t id, bool create) noexcept 
   return chunk;
 }
 
-// FORMAT.md §6: arg_types, then arg_names when the site has any.
+// FORMAT.md §6: arg_types, then arg_names when the site has any, then the
+// flags of a rate-limited site (the fields before them written as empty
+// where the site has none).
 void build_extension(const Site& site, const char* const* names, std::string& extension) {
-  if (site.describe_types == nullptr) return;
-  site.describe_types(extension);
+  bool limited = site.suppressed != nullptr;
+  if (site.describe_types == nullptr && !limited) return;
+  if (site.describe_types != nullptr) {
+    site.describe_types(extension);
+  } else {
+    wire::put_varint(extension, 0);
+  }
   if (names != nullptr) {
     wire::put_varint(extension, site.arg_count);
     for (std::uint8_t i = 0; i < site.arg_count; ++i) wire::put_bytes(extension, std::string_view(names[i]));
+  } else if (limited) {
+    wire::put_varint(extension, 0);
   }
+  if (limited) wire::put_varint(extension, schema::kSiteFlagLimited);
 }
 
 // nullptr when out of memory: the call is lost, the next one tries again.
@@ -54,6 +64,7 @@ std::unique_ptr<SiteInfo> copy_site(const Site& site, const char* const* names) 
     info->file = site.file;
     info->format = site.format;
     info->arg_tags.assign(site.arg_tags, site.arg_tags + site.arg_count);
+    info->limited = site.suppressed != nullptr;
     build_extension(site, names, info->extension);
     return info;
   } catch (...) {

@@ -20,7 +20,8 @@ struct SiteInfo {
   std::string file;
   std::string format;
   std::vector<std::uint8_t> arg_tags;
-  std::string extension;  // FORMAT.md §6 arg_types and arg_names; empty when the site has neither
+  std::string extension;  // FORMAT.md §6 arg_types, arg_names and flags; empty when the site has none
+  bool limited = false;   // its records start with a suppressed count (FORMAT.md §6 flags)
 
   schema::SiteEntry entry() const {
     return {id, level, line, file, format, arg_tags.data(), arg_tags.size(), extension};

@@ -366,7 +366,7 @@ void View::Impl::handle(const Message& message) {
     decoder.feed_records(message.records);
     decoder::Record record;
     while (decoder.next(record)) {
-      std::uint8_t level = record.kind == decoder::RecordKind::log ? record.site->level : kWarn;
+      std::uint8_t level = record.site != nullptr ? record.site->level : kWarn;
       message_text.clear();
       json_made = false;
       bool to_callback = callback && level >= callback_level;
@@ -415,7 +415,7 @@ bool View::Impl::show(const decoder::Record& record, bool message_wanted) {
 
 void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
   if (message_text.empty()) decoder::render_message(record, message_text, nullptr, &style);
-  bool is_log = record.kind == decoder::RecordKind::log;
+  bool is_log = record.site != nullptr;  // a log record or a suppressed-calls report
   Record r;
   r.level = static_cast<Level>(level);
   r.time_ns = record.unix_ns;
@@ -425,7 +425,8 @@ void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
   r.line = is_log ? record.site->line : 0;
   r.format = is_log ? std::string_view(record.site->format) : std::string_view();
   r.message = message_text;
-  r.dropped = is_log ? 0 : record.dropped_count;
+  r.dropped = record.kind == decoder::RecordKind::dropped ? record.dropped_count : 0;
+  r.suppressed = record.suppressed;
   calling = &record;
   RecordAccess::set_json(
       r,

@@ -48,7 +48,9 @@ std::string json_schema_header(bool with_cursor) {
                      R"j("file":"string: source file of the call site (terse for a drop report)",)j"
                      R"j("line":"integer: source line of the call site",)j"
                      R"j("message":"string: the formatted message",)j"
-                     R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])")j";
+                     R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])",)j"
+                     R"j("suppressed":"integer, only when not 0: calls a rate-limited call site suppressed )j"
+                     R"j(since its previous record (a report at stop: after its last)")j";
   if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
   return line + "}}\n";
 }

@@ -45,6 +45,7 @@ struct SiteCount {
   std::uint8_t level = 0;
   std::string format;
   std::uint64_t count = 0;
+  std::uint64_t suppressed = 0;  // calls of a rate-limited site that wrote no record
 };
 
 struct Totals {
@@ -56,6 +57,7 @@ struct Totals {
   std::array<std::uint64_t, kLevels> levels{};
   std::uint64_t drop_reports = 0;
   std::uint64_t dropped = 0;
+  std::uint64_t suppressed = 0;
   std::int64_t first_ns = INT64_MAX;
   std::int64_t last_ns = INT64_MIN;
   std::vector<SiteCount> sites;
@@ -135,17 +137,21 @@ void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const de
     t.dropped += r.dropped_count;
     return;
   }
-  std::uint8_t level = r.site->level < kLevels ? r.site->level : static_cast<std::uint8_t>(kLevels - 1);
-  ++t.levels[level];
-  if (it != t.per_minute.end()) ++it->second[level];
   auto [hit, inserted] = cache.try_emplace(r.site, 0);
   if (inserted) {
     std::string key = r.site->file + '\0' + std::to_string(r.site->line) + '\0' + r.site->format;
     auto [index, added] = t.site_index.try_emplace(key, t.sites.size());
-    if (added) t.sites.push_back({r.site->file, r.site->line, r.site->level, r.site->format, 0});
+    if (added) t.sites.push_back({r.site->file, r.site->line, r.site->level, r.site->format, 0, 0});
     hit->second = index->second;
   }
-  ++t.sites[hit->second].count;
+  SiteCount& site = t.sites[hit->second];
+  site.suppressed += r.suppressed;
+  t.suppressed += r.suppressed;
+  if (r.kind == decoder::RecordKind::suppressed) return;  // a count, not a record
+  std::uint8_t level = r.site->level < kLevels ? r.site->level : static_cast<std::uint8_t>(kLevels - 1);
+  ++t.levels[level];
+  if (it != t.per_minute.end()) ++it->second[level];
+  ++site.count;
 }
 
 std::string time_text(std::int64_t ns, bool utc) {
@@ -183,6 +189,7 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
     put(out, "time span  {} … {} ({})\n", time_text(t.first_ns, o.utc), time_text(t.last_ns, o.utc),
         duration_text(t.last_ns - t.first_ns));
   put(out, "dropped    {} records in {} reports\n", t.dropped, t.drop_reports);
+  if (t.suppressed) put(out, "suppressed {} calls by rate limits (per site below)\n", t.suppressed);
   if (!t.private_values.empty()) put(out, "private    values stored as: {}\n", fmt::join(t.private_values, ", "));
   if (t.frames.damaged || t.torn_tails)
     put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
@@ -213,9 +220,11 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
     std::string format = s.format.size() > 60 ? s.format.substr(0, 57) + "..." : s.format;
     for (char& c : format)
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    put(out, "  {:>12} {:>6.2f}%  {:<8} {}:{}  {}\n", s.count,
+    put(out, "  {:>12} {:>6.2f}%  {:<8} {}:{}  {}", s.count,
         records ? 100.0 * static_cast<double>(s.count) / static_cast<double>(records) : 0.0,
         schema::level_name(s.level), s.file, s.line, format);
+    if (s.suppressed) put(out, "  [{} suppressed]", s.suppressed);
+    put(out, "\n");
   }
 }
 
@@ -227,8 +236,8 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
       t.files, t.file_bytes, t.frames.frames, t.frames.stored_bytes, t.frames.raw_bytes,
       t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes)
                             : 0.0);
-  put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"damaged\":{},\"torn_tails\":{}", records, t.dropped,
-      t.drop_reports, t.frames.damaged, t.torn_tails);
+  put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"suppressed\":{},\"damaged\":{},\"torn_tails\":{}",
+      records, t.dropped, t.drop_reports, t.suppressed, t.frames.damaged, t.torn_tails);
   out += ",\"private_values\":[";
   for (std::size_t i = 0; i < t.private_values.size(); ++i) {
     if (i) out += ',';
@@ -257,7 +266,7 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
     decoder::append_json_string(out, s.file);
     put(out, ",\"line\":{},\"level\":\"{}\",\"format\":", s.line, schema::level_name(s.level));
     decoder::append_json_string(out, s.format);
-    put(out, ",\"count\":{}}}", s.count);
+    put(out, ",\"count\":{},\"suppressed\":{}}}", s.count, s.suppressed);
   }
   out += "]";
   Buckets b = bucket(t);

@@ -114,6 +114,9 @@ struct Site {
   // FORMAT.md §6: one per argument ("" for a positional one), or none when
   // every argument is positional.
   std::vector<std::string> arg_names;
+  // FORMAT.md §6 flags (1.4): a rate-limited site, whose records say how
+  // many calls it suppressed before each.
+  bool limited = false;
   FormatCheck check;
   // False when the entry's type expressions or names are malformed: the
   // site was reported and its records are skipped (FORMAT.md §6, §8.1).
@@ -158,15 +161,21 @@ struct Arg {
   Arg() : u(0) {}
 };
 
-enum class RecordKind { log, dropped };
+// log: a record of `site`; dropped: a thread's drop report; suppressed: how
+// many calls `site` (rate-limited) suppressed after its last record, written
+// when the logger stopped (FORMAT.md §7 kind 3).
+enum class RecordKind { log, dropped, suppressed };
 
 struct Record {
   RecordKind kind = RecordKind::log;
   std::uint64_t ticks = 0;
   std::int64_t unix_ns = 0;
-  const Site* site = nullptr;      // kind == log
+  const Site* site = nullptr;      // kind == log or suppressed
   const Thread* thread = nullptr;  // never null
   std::span<const Arg> args;
+  // kind == log: the calls of a rate-limited site suppressed since its
+  // previous record; kind == suppressed: those after its last one.
+  std::uint64_t suppressed = 0;
   std::uint64_t dropped_count = 0;  // kind == dropped
   std::int64_t dropped_first_ns = 0;
   std::int64_t dropped_last_ns = 0;

@@ -30,6 +30,7 @@
 
 #include <terse/detail/buffer.hpp>
 #include <terse/detail/clock.hpp>
+#include <terse/detail/limit.hpp>
 #include <terse/detail/signature.hpp>
 #include <terse/detail/site.hpp>
 #include <terse/schema.hpp>
@@ -82,6 +83,10 @@ struct Record {
   std::string_view format;    // the call site's format string; empty for a drop report
   std::string_view message;   // as `terse cat` prints it
   std::uint64_t dropped = 0;  // a drop report: how many records its thread lost
+  // A rate-limited site's record: the calls it suppressed since its previous
+  // record (in the report stop() writes for a site, message "N calls
+  // suppressed after the site's last record": those after its last).
+  std::uint64_t suppressed = 0;
   // The object `terse cat -o json` prints for it (no newline), made on the
   // first call; empty when the callback was not made by terse.
   std::string_view json() const { return json_ ? json_(json_context_) : std::string_view(); }
@@ -333,12 +338,25 @@ inline Limits current_limits() noexcept {
                 static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))};
 }
 
-template <auto Tags, typename... Args, std::size_t... I>
-inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&... args) noexcept {
+inline std::size_t varint_size(std::uint64_t value) noexcept {
+  std::size_t size = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++size;
+  }
+  return size;
+}
+
+// Writes one record, whole or not at all; false when it was not written (not
+// running, or the buffer full under Overflow::drop). A rate-limited site's
+// record (Limited) starts with its suppressed count, `suppressed`.
+template <auto Tags, bool Limited = false, typename... Args, std::size_t... I>
+inline bool log_impl(std::uint32_t id, std::uint64_t suppressed, std::index_sequence<I...>,
+                     const Args&... args) noexcept {
   ThreadBuffer* buffer = tls_buffer;
   if (__builtin_expect(buffer == nullptr, 0)) {
     buffer = create_thread_buffer();
-    if (buffer == nullptr) return;
+    if (buffer == nullptr) return false;
   }
   constexpr std::size_t count = sizeof...(Args);
   [[maybe_unused]] constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
@@ -356,16 +374,17 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
     eager = &eager_texts();
     eager_base = eager->text.size();
   }
+  [[maybe_unused]] const std::size_t prefix_size = Limited ? varint_size(suppressed) : 0;
   auto measure = [&] {
-    return (std::size_t{0} + ... +
-            argument_size<Tags[I]>(unnamed_value(args), text_lengths[I], value_sizes[I], limits));
+    return (prefix_size + ... + argument_size<Tags[I]>(unnamed_value(args), text_lengths[I], value_sizes[I], limits));
   };
   std::size_t args_size = measure();
   constexpr std::size_t fixed_size =
       (std::size_t{0} + ... +
        (Tags[I] == string_tag || Tags[I] == structured_tag ? 4
                                                            : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
-  static_assert(fixed_size + kRingHeaderSize <= kMinRingCapacity / 2, "terse: too many arguments in one call");
+  // With room for a suppressed count.
+  static_assert(fixed_size + 10 + kRingHeaderSize <= kMinRingCapacity / 2, "terse: too many arguments in one call");
   if constexpr (has_strings || has_structured) {
     std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
     if (__builtin_expect(args_size > limit, 0)) {
@@ -388,7 +407,7 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
       }
       if (args_size > limit) {
         if constexpr (has_structured) eager->text.resize(eager_base);
-        return;  // only a type whose fixed part alone overflows the buffer
+        return false;  // only a type whose fixed part alone overflows the buffer
       }
     }
   }
@@ -398,13 +417,14 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
     out = reserve_slow(*buffer, stride);
     if (out == nullptr) {
       if constexpr (has_structured) eager->text.resize(eager_base);
-      return;
+      return false;
     }
   }
   buffer->begin_record();
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
+  if constexpr (Limited) cursor = wire::write_varint(cursor, suppressed);
   if constexpr (has_structured) eager->read = eager_base;
   ((cursor =
         write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
@@ -412,6 +432,7 @@ inline void log_impl(std::uint32_t id, std::index_sequence<I...>, const Args&...
   buffer->commit(header.ticks);
   if constexpr (has_structured) eager->text.resize(eager_base);
   if (__builtin_expect(g_hot.synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
+  return true;
 }
 
 // Never defined: stripped calls name it only to have their format checked.
@@ -421,8 +442,8 @@ void check_only(fmt::format_string<checked_as_t<Args>...>, const Args&...) noexc
 // The format_string parameter is where fmt checks the format against the
 // argument types at compile time; its value is not needed at run time.
 // Types fmt 9 cannot format are checked against stand-ins (structured.hpp).
-template <auto Tags, typename... Args>
-inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
+template <typename... Args>
+inline std::uint32_t site_id(Site& site, const Args&... args) noexcept {
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   if (__builtin_expect(id == 0, 0)) {
     if constexpr ((false || ... || is_named_argument<Args>)) {
@@ -431,9 +452,24 @@ inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Arg
     } else {
       id = register_site(site);
     }
-    if (id == 0) return;
   }
-  log_impl<Tags>(id, std::index_sequence_for<Args...>{}, args...);
+  return id;
+}
+
+template <auto Tags, typename... Args>
+inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
+  if (std::uint32_t id = site_id(site, args...)) log_impl<Tags>(id, 0, std::index_sequence_for<Args...>{}, args...);
+}
+
+// A rate-limited site's record, which takes the count of calls suppressed
+// since the last one; a record that is not written gives it back.
+template <auto Tags, typename... Args>
+inline void log_limited(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
+  std::uint32_t id = site_id(site, args...);
+  if (id == 0) return;
+  std::uint64_t suppressed = site.suppressed->exchange(0, std::memory_order_relaxed);
+  if (!log_impl<Tags, true>(id, suppressed, std::index_sequence_for<Args...>{}, args...) && suppressed > 0)
+    site.suppressed->fetch_add(suppressed, std::memory_order_relaxed);
 }
 
 }  // namespace detail
@@ -470,6 +506,40 @@ inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Arg
                                                        terse_signature_::describer()};                    \
     if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)))                \
       ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);          \
+  } while (false)
+
+// Rate limits, per call site, for every level:
+//   TERSE_LOG_EVERY(level, interval, format, args...)  at most one record per interval
+//   TERSE_LOG_EVERY_N(level, n, format, args...)       the 1st, (n+1)th, (2n+1)th... call
+//   TERSE_LOG_FIRST_N(level, n, format, args...)       the first n calls
+// A suppressed call evaluates no argument and costs a disabled one plus an
+// increment. The site's next record says how many calls it suppressed since
+// its last (`terse cat`: " [412 suppressed]"; JSON "suppressed": 412);
+// stop() writes the count left after a site's last record.
+#define TERSE_LOG_EVERY(level_value, interval, ...) \
+  TERSE_DETAIL_LOG_LIMITED(::terse::detail::Every, interval, level_value, __VA_ARGS__)
+#define TERSE_LOG_EVERY_N(level_value, n, ...) \
+  TERSE_DETAIL_LOG_LIMITED(::terse::detail::EveryN, static_cast<std::uint64_t>(n), level_value, __VA_ARGS__)
+#define TERSE_LOG_FIRST_N(level_value, n, ...) \
+  TERSE_DETAIL_LOG_LIMITED(::terse::detail::FirstN, static_cast<std::uint64_t>(n), level_value, __VA_ARGS__)
+
+#define TERSE_DETAIL_LOG_LIMITED(limiter_type, limit, level_value, format_literal, ...)                   \
+  do {                                                                                                    \
+    using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
+    TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
+    static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
+    static constinit limiter_type terse_limiter_{};                                                       \
+    static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
+                                                       __FILE__,                                          \
+                                                       __LINE__,                                          \
+                                                       static_cast<std::uint8_t>(level_value),            \
+                                                       static_cast<std::uint8_t>(terse_signature_::size), \
+                                                       terse_tags_.data(),                                \
+                                                       terse_signature_::describer(),                     \
+                                                       &terse_limiter_.suppressed};                       \
+    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)) &&              \
+        terse_limiter_.pass(limit))                                                                       \
+      ::terse::detail::log_limited<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);  \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering

@@ -14,7 +14,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 3;
+inline constexpr std::uint16_t kVersionMinor = 4;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -58,7 +58,11 @@ inline constexpr std::uint32_t kControlSiteId = 0;
 enum class ControlKind : std::uint8_t {
   dropped = 1,
   frame_number = 2,  // 1.3
+  suppressed = 3,    // 1.4
 };
+
+// FORMAT.md §6 (1.4): the bits of a call site's `flags`.
+inline constexpr std::uint64_t kSiteFlagLimited = 1;  // its records start with a suppressed count
 
 // FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
 inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;

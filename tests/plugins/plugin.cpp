@@ -25,3 +25,9 @@ extern "C" void plugin_log(int round, int count) {
     }
   }
 }
+
+// A rate-limited site: what it suppressed after its last record is written
+// when the library is unloaded.
+extern "C" void plugin_log_limited(int count) {
+  for (int i = 0; i < count; ++i) TERSE_LOG_FIRST_N(terse::Level::warn, 2, "limited {}", i);
+}

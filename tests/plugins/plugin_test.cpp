@@ -127,3 +127,23 @@ TEST_CASE("levels change after a library is unloaded: its sites' memory is left 
   expected.push_back("main after");
   require_messages(decode_dir(dir.path()), expected);
 }
+
+TEST_CASE("an unloaded library's rate-limited sites write what they suppressed before they go") {
+  TempDir dir;
+  in_child([&] {
+    terse::start(test_config(dir.path()));
+    void* plugin = ::dlopen(TERSE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (plugin == nullptr) std::_Exit(kOpenFailed);
+    auto log_limited = reinterpret_cast<void (*)(int)>(::dlsym(plugin, "plugin_log_limited"));
+    if (log_limited == nullptr) std::_Exit(kSymbolMissing);
+    log_limited(7);
+    if (::dlclose(plugin) != 0) std::_Exit(kCloseFailed);
+    TERSE_INFO("main {}", "after");
+    terse::stop();
+  });
+  Decoded decoded = decode_dir(dir.path());
+  require_messages(decoded,
+                   {"limited 0", "limited 1", "5 calls suppressed after the site's last record", "main after"});
+  CHECK(decoded.lines[2].suppressed_report);
+  CHECK(decoded.lines[2].file == "tests/plugins/plugin.cpp");
+}

@@ -28,6 +28,10 @@ struct Line {
   std::uint64_t ticks = 0;
   bool dropped = false;
   std::uint64_t dropped_count = 0;
+  // A rate-limited site's calls suppressed before this record; with
+  // suppressed_report, a report of those after the site's last record.
+  std::uint64_t suppressed = 0;
+  bool suppressed_report = false;
   bool formatted = true;
   // The record's JSON "args": for a site without argument names, the inside
   // of the array as one text ("1,\"a\""); for one with names (an object),

@@ -47,6 +47,9 @@ struct Site {
   // (FORMAT.md §6 arg_types); null when it has neither structured nor
   // named arguments.
   void (*describe_types)(std::string&) = nullptr;
+  // A rate-limited site's count of calls suppressed since its last record
+  // (limit.hpp); null for every other site.
+  std::atomic<std::uint64_t>* suppressed = nullptr;
   ObjectGuard* object = &g_object_guard;
   std::atomic<std::uint8_t> gate{kGateUnsettled};
   std::atomic<std::uint32_t> id{0};

@@ -57,10 +57,10 @@ TEST_CASE("a selector sets the level of a path, a file or a call site; the best 
   start(info_config(dir.path()));
   net_log(1);
   db_log(1);
-  set_level("net/", Level::debug);  // also covers tests/levels/net/conn.cpp
+  set_level("net/", Level::debug);  // also covers tests/control/net/conn.cpp
   net_log(2);
   db_log(2);
-  set_level("tests/levels/net/conn.cpp", Level::warn);  // a file over a prefix, though shorter
+  set_level("tests/control/net/conn.cpp", Level::warn);  // a file over a prefix, though shorter
   net_log(3);
   db_log(3);
   set_level(db_site(), Level::debug);  // one call site: its neighbours stay at info
@@ -71,7 +71,7 @@ TEST_CASE("a selector sets the level of a path, a file or a call site; the best 
   set_level("db/", Level::info);
   net_log(5);
   db_log(5);
-  CHECK(levels() == "warn,net/=debug,tests/levels/net/conn.cpp=warn," + db_site() + "=debug,db/=info");
+  CHECK(levels() == "warn,net/=debug,tests/control/net/conn.cpp=warn," + db_site() + "=debug,db/=info");
   CHECK(terse::level() == Level::warn);
   stop();
   Decoded decoded = decode_dir(dir.path());
@@ -204,9 +204,9 @@ TEST_CASE("the levels file is read at start and again when it changes; a bad one
   }
   Decoded decoded = decode_dir(dir.path() + "/logs");
   REQUIRE(decoded.intact());
-  CHECK(messages_of(decoded, "tests/levels/") == std::vector<std::string>{"net debug 1", "net info 1", "net info 2",
-                                                                          "db info 2", "net info 3", "db trace 4",
-                                                                          "db debug 4", "db info 4"});
+  CHECK(messages_of(decoded, "tests/control/") == std::vector<std::string>{"net debug 1", "net info 1", "net info 2",
+                                                                           "db info 2", "net info 3", "db trace 4",
+                                                                           "db debug 4", "db info 4"});
   // What the operator did is in the log too, from terse itself.
   std::vector<std::string> notices;
   std::vector<std::uint8_t> notice_levels;
@@ -238,7 +238,7 @@ TEST_CASE("TERSE_LEVELS_FILE names the levels file; a missing one sets nothing u
   REQUIRE(eventually([] { return levels() == "info,net/=debug"; }));
   net_log(2);
   stop();
-  CHECK(messages_of(decode_dir(dir.path() + "/logs"), "tests/levels/") ==
+  CHECK(messages_of(decode_dir(dir.path() + "/logs"), "tests/control/") ==
         std::vector<std::string>{"net info 1", "net debug 2", "net info 2"});
 }
 

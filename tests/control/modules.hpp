@@ -1,5 +1,5 @@
 // Call sites in files of their own, so that selectors have paths to match:
-// tests/levels/net/conn.cpp and tests/levels/db/query.cpp.
+// tests/control/net/conn.cpp and tests/control/db/query.cpp.
 #pragma once
 
 namespace levels_test {
