@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -160,7 +161,40 @@ void BM_kind_disabled_global_check(benchmark::State& state) {
   benchmark::DoNotOptimize(i);
   state.SetItemsProcessed(state.iterations());
 }
+// Rate-limited sites past their first record: every call here is suppressed.
+void BM_kind_suppressed_every_n(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_LOG_EVERY_N(terse::Level::info, 1'000'000'000'000, "counters {} {} {}", static_cast<int>(i),
+                      static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_kind_suppressed_first_n(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_LOG_FIRST_N(terse::Level::info, 1, "counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_kind_suppressed_every(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_LOG_EVERY(terse::Level::info, std::chrono::hours(1), "counters {} {} {}", static_cast<int>(i),
+                    static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
 BENCHMARK(BM_kind_written)->Name("kind/written")->UseRealTime();
+BENCHMARK(BM_kind_suppressed_every_n)->Name("kind/suppressed_every_n")->UseRealTime();
+BENCHMARK(BM_kind_suppressed_first_n)->Name("kind/suppressed_first_n")->UseRealTime();
+BENCHMARK(BM_kind_suppressed_every)->Name("kind/suppressed_every")->UseRealTime();
 BENCHMARK(BM_kind_disabled)->Name("kind/disabled")->UseRealTime();
 BENCHMARK(BM_kind_disabled_global_check)->Name("kind/disabled_global_check")->UseRealTime();
 

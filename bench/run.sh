@@ -191,13 +191,14 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       print "## What a call costs by what becomes of it, ns (the same loop)"
       print ""
       print "`counters {} {} {}` with three ints: written at info; disabled (a debug call at info, which"
-      print "its call site'"'"'s gate turns away); beside it the check every call made before levels per"
-      print "module, one global level loaded and compared."
+      print "its call site'"'"'s gate turns away), beside the check every call made before levels per"
+      print "module (one global level loaded and compared); suppressed by a rate limit past the site'"'"'s"
+      print "first record (`TERSE_LOG_EVERY_N`, `TERSE_LOG_FIRST_N`, `TERSE_LOG_EVERY`)."
       print ""
       print "| call | ns | × written |"
       print "|---|---:|---:|"
-      split("written,disabled,disabled_global_check", kinds, ",")
-      for (k = 1; k <= 3; k++) {
+      nk = split("written,disabled,disabled_global_check,suppressed_every_n,suppressed_first_n,suppressed_every", kinds, ",")
+      for (k = 1; k <= nk; k++) {
         v = t["kind", kinds[k]]
         if (v != "") printf "| %s | %.2f | %.3f |\n", kinds[k], v, v / t["kind", "written"]
       }
