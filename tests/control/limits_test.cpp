@@ -53,11 +53,12 @@ TEST_CASE("TERSE_LOG_EVERY_N writes every nth call and the count of the calls in
   REQUIRE(decoded.intact());
   std::vector<std::pair<std::string, std::uint64_t>> got;
   for (const Line& line : decoded.lines) got.emplace_back(line.message, line.suppressed);
-  CHECK(got == std::vector<std::pair<std::string, std::uint64_t>>{{"every tenth 0", 0},
-                                                                   {"every tenth 10", 9},
-                                                                   {"every tenth 20", 9},
-                                                                   {"every tenth 30", 9},
-                                                                   {"4 calls suppressed after the site's last record", 4}});
+  CHECK(got ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"every tenth 0", 0},
+                                                           {"every tenth 10", 9},
+                                                           {"every tenth 20", 9},
+                                                           {"every tenth 30", 9},
+                                                           {"4 calls suppressed after the site's last record", 4}});
   REQUIRE(decoded.lines.size() == 5);
   CHECK(decoded.lines[4].suppressed_report);
   CHECK(decoded.lines[4].file == decoded.lines[0].file);
