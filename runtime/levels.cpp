@@ -199,9 +199,8 @@ std::vector<Pending> take_suppressed(LevelState& s, const ObjectGuard* object) {
   std::vector<Pending> pending;
   for (const Gate& gate : s.gates) {
     Site& site = *gate.site;
-    if (site.suppressed == nullptr || (object != nullptr && site.object != object)) continue;
-    if (std::uint64_t count = site.suppressed->exchange(0, std::memory_order_relaxed))
-      pending.push_back({&site, count});
+    if (site.limit == nullptr || (object != nullptr && site.object != object)) continue;
+    if (std::uint64_t count = site.limit->take_remaining()) pending.push_back({&site, count});
   }
   return pending;
 }

@@ -39,7 +39,7 @@ std::atomic<const SiteInfo*>* chunk_for(std::uint32_t id, bool create) noexcept 
 // flags of a rate-limited site (the fields before them written as empty
 // where the site has none).
 void build_extension(const Site& site, const char* const* names, std::string& extension) {
-  bool limited = site.suppressed != nullptr;
+  bool limited = site.limit != nullptr;
   if (site.describe_types == nullptr && !limited) return;
   if (site.describe_types != nullptr) {
     site.describe_types(extension);
@@ -64,7 +64,7 @@ std::unique_ptr<SiteInfo> copy_site(const Site& site, const char* const* names) 
     info->file = site.file;
     info->format = site.format;
     info->arg_tags.assign(site.arg_tags, site.arg_tags + site.arg_count);
-    info->limited = site.suppressed != nullptr;
+    info->limited = site.limit != nullptr;
     build_extension(site, names, info->extension);
     return info;
   } catch (...) {

@@ -461,15 +461,14 @@ inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Arg
   if (std::uint32_t id = site_id(site, args...)) log_impl<Tags>(id, 0, std::index_sequence_for<Args...>{}, args...);
 }
 
-// A rate-limited site's record, which takes the count of calls suppressed
-// since the last one; a record that is not written gives it back.
+// A rate-limited site's record, with the count of calls suppressed since the
+// last one; a record that is not written hands its count to the next.
 template <auto Tags, typename... Args>
-inline void log_limited(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
+inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string<checked_as_t<Args>...>,
+                        const Args&... args) noexcept {
   std::uint32_t id = site_id(site, args...);
-  if (id == 0) return;
-  std::uint64_t suppressed = site.suppressed->exchange(0, std::memory_order_relaxed);
-  if (!log_impl<Tags, true>(id, suppressed, std::index_sequence_for<Args...>{}, args...) && suppressed > 0)
-    site.suppressed->fetch_add(suppressed, std::memory_order_relaxed);
+  if (id == 0 || !log_impl<Tags, true>(id, suppressed, std::index_sequence_for<Args...>{}, args...))
+    site.limit->suppressed.fetch_add(suppressed, std::memory_order_relaxed);
 }
 
 }  // namespace detail
@@ -536,10 +535,12 @@ inline void log_limited(Site& site, fmt::format_string<checked_as_t<Args>...>, c
                                                        static_cast<std::uint8_t>(terse_signature_::size), \
                                                        terse_tags_.data(),                                \
                                                        terse_signature_::describer(),                     \
-                                                       &terse_limiter_.suppressed};                       \
+                                                       &terse_limiter_};                                  \
+    std::uint64_t terse_suppressed_;                                                                      \
     if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)) &&              \
-        terse_limiter_.pass(limit))                                                                       \
-      ::terse::detail::log_limited<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);  \
+        terse_limiter_.pass(limit, terse_suppressed_))                                                    \
+      ::terse::detail::log_limited<terse_tags_>(terse_site_, terse_suppressed_,                           \
+                                                format_literal __VA_OPT__(, ) __VA_ARGS__);               \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering

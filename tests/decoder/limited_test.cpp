@@ -82,9 +82,9 @@ TEST_CASE("a limited site's count is before its arguments, which stay delta-code
 TEST_CASE("hostile counts and reports are reported and cost only their own record") {
   TlogBuilder file;
   file.site_body(site_body(1, "failed {}", std::string(1, '\x01')));
-  file.record(1, "");                                      // no count at all
+  file.record(1, "");                                            // no count at all
   file.record(1, std::string(10, '\xff') + "\x01\x02\x03\x04");  // a count past 64 bits
-  file.record(0, report(9, 1));                            // a site never described
+  file.record(0, report(9, 1));                                  // a site never described
   file.record(0, std::string(1, static_cast<char>(schema::ControlKind::suppressed)) + "\x01");  // cut short
   file.record(1, counted(1, 8));
   Decoded d = decode(file.finish());

@@ -6,6 +6,8 @@
 
 namespace terse::detail {
 
+struct LimitState;
+
 // One per shared object (program or library) that logs: its destructor runs
 // when the object is unloaded (dlclose) or the process exits, and tells the
 // runtime to stop updating the object's call sites, whose memory is about
@@ -47,9 +49,8 @@ struct Site {
   // (FORMAT.md §6 arg_types); null when it has neither structured nor
   // named arguments.
   void (*describe_types)(std::string&) = nullptr;
-  // A rate-limited site's count of calls suppressed since its last record
-  // (limit.hpp); null for every other site.
-  std::atomic<std::uint64_t>* suppressed = nullptr;
+  // A rate-limited site's limit (limit.hpp); null for every other site.
+  LimitState* limit = nullptr;
   ObjectGuard* object = &g_object_guard;
   std::atomic<std::uint8_t> gate{kGateUnsettled};
   std::atomic<std::uint32_t> id{0};
