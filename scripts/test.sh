@@ -3,7 +3,8 @@
 #   format   the tree follows .clang-format (clang-format-14)
 #   release  all tests (and the benchmarks compiled, not run)
 #   tsan     the concurrency tests under ThreadSanitizer
-#   asan     decoder, file, CLI, ship, console and fuzz-corpus tests under AddressSanitizer + UBSan
+#   asan     decoder, file, CLI, ship, console, levels and rate-limit tests and the fuzz corpus under
+#            AddressSanitizer + UBSan
 #            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
 #            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
 # Every configuration builds with TERSE_WERROR=ON: a new warning fails CI.
@@ -41,7 +42,7 @@ for config in "${configs[@]}"; do
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-asan -j"$jobs"
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli|ship|sinks"
+        ctest --test-dir build/ci-asan -j2 --output-on-failure -L "decoder|fuzz|files|cli|ship|sinks|control"
       ;;
     *)
       echo "unknown configuration '$config' (format, release, tsan, asan)" >&2
