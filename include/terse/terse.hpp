@@ -488,23 +488,25 @@ inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string
   static_assert(signature::strings_presented_one_way(format_literal),                          \
                 "terse: a string argument is printed both as text and with {:p}; pass it twice")
 
-// The site is a constant-initialised static, so declaring it costs nothing
-// at run time; its gate is checked first, so a disabled call evaluates no
-// argument.
-#define TERSE_LOG(level_value, format_literal, ...)                                                       \
-  do {                                                                                                    \
-    using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
-    TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
-    static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
-    static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
-                                                       __FILE__,                                          \
-                                                       __LINE__,                                          \
-                                                       static_cast<std::uint8_t>(level_value),            \
-                                                       static_cast<std::uint8_t>(terse_signature_::size), \
-                                                       terse_tags_.data(),                                \
-                                                       terse_signature_::describer()};                    \
-    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)))                \
-      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);          \
+// What every logging macro starts with: the signature checked against the
+// format, the argument tags, and the call site (`limit`: a rate-limited
+// site's LimitState, else nullptr). The site is a constant-initialised
+// static, so declaring it costs nothing at run time.
+#define TERSE_DETAIL_SITE(level_value, limit, format_literal, ...)                                                  \
+  using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                                    \
+  TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                                   \
+  static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                                       \
+  static constinit ::terse::detail::Site terse_site_ {                                                              \
+    format_literal, __FILE__, __LINE__, static_cast<std::uint8_t>(level_value),                                     \
+        static_cast<std::uint8_t>(terse_signature_::size), terse_tags_.data(), terse_signature_::describer(), limit \
+  }
+
+// The site's gate is checked first, so a disabled call evaluates no argument.
+#define TERSE_LOG(level_value, format_literal, ...)                                              \
+  do {                                                                                           \
+    TERSE_DETAIL_SITE(level_value, nullptr, format_literal, __VA_ARGS__);                        \
+    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)))       \
+      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__); \
   } while (false)
 
 // Rate limits, per call site, for every level:
@@ -522,25 +524,15 @@ inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string
 #define TERSE_LOG_FIRST_N(level_value, n, ...) \
   TERSE_DETAIL_LOG_LIMITED(::terse::detail::FirstN, static_cast<std::uint64_t>(n), level_value, __VA_ARGS__)
 
-#define TERSE_DETAIL_LOG_LIMITED(limiter_type, limit, level_value, format_literal, ...)                   \
-  do {                                                                                                    \
-    using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                        \
-    TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                       \
-    static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                           \
-    static constinit limiter_type terse_limiter_{};                                                       \
-    static constinit ::terse::detail::Site terse_site_{format_literal,                                    \
-                                                       __FILE__,                                          \
-                                                       __LINE__,                                          \
-                                                       static_cast<std::uint8_t>(level_value),            \
-                                                       static_cast<std::uint8_t>(terse_signature_::size), \
-                                                       terse_tags_.data(),                                \
-                                                       terse_signature_::describer(),                     \
-                                                       &terse_limiter_};                                  \
-    std::uint64_t terse_suppressed_;                                                                      \
-    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)) &&              \
-        terse_limiter_.pass(limit, terse_suppressed_))                                                    \
-      ::terse::detail::log_limited<terse_tags_>(terse_site_, terse_suppressed_,                           \
-                                                format_literal __VA_OPT__(, ) __VA_ARGS__);               \
+#define TERSE_DETAIL_LOG_LIMITED(limiter_type, limit, level_value, format_literal, ...)      \
+  do {                                                                                       \
+    static constinit limiter_type terse_limiter_{};                                          \
+    TERSE_DETAIL_SITE(level_value, &terse_limiter_, format_literal, __VA_ARGS__);            \
+    std::uint64_t terse_suppressed_;                                                         \
+    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)) && \
+        terse_limiter_.pass(limit, terse_suppressed_))                                       \
+      ::terse::detail::log_limited<terse_tags_>(terse_site_, terse_suppressed_,              \
+                                                format_literal __VA_OPT__(, ) __VA_ARGS__);  \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering

@@ -19,12 +19,6 @@ std::string interned_then_int(std::uint32_t id, int value) {
   return args;
 }
 
-bool any_problem_says(const Decoded& d, std::string_view words) {
-  for (const auto& p : d.problems)
-    if (p.find(words) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("an interned string reads back as its text entry's bytes") {

@@ -44,12 +44,6 @@ std::string report(std::uint64_t site, std::uint64_t count) {
   return args;
 }
 
-bool any_problem_says(const Decoded& d, std::string_view words) {
-  for (const auto& p : d.problems)
-    if (p.find(words) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("a limited site's records carry their suppressed count; a report names its site") {

@@ -14,12 +14,6 @@ namespace {
 
 std::string i32() { return expr::scalar(TypeTag::i32); }
 
-bool any_problem_says(const Decoded& d, std::string_view words) {
-  for (const auto& p : d.problems)
-    if (p.find(words) != std::string::npos) return true;
-  return false;
-}
-
 std::string all_problems(const Decoded& d) {
   std::string out;
   for (const auto& p : d.problems) out += p + "\n";

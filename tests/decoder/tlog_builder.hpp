@@ -534,6 +534,12 @@ inline Decoded decode(const std::string& bytes, const decoder::TextRewrite& rewr
   return d;
 }
 
+inline bool any_problem_says(const Decoded& d, std::string_view words) {
+  for (const auto& p : d.problems)
+    if (p.find(words) != std::string::npos) return true;
+  return false;
+}
+
 // The "args" member of a JSON record line, as text.
 inline std::string json_args(const std::string& line) {
   auto at = line.find(",\"args\":");
