@@ -169,9 +169,7 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
   const auto* from = reinterpret_cast<const unsigned char*>(args);
   if (slots->limited) {
     // The suppressed count in front of the arguments is not one of them.
-    std::size_t count_size = 0;
-    while (count_size < size && count_size < 10 && (from[count_size] & 0x80) != 0) ++count_size;
-    count_size = std::min(count_size + 1, size);
+    std::size_t count_size = suppressed_count_size(std::string_view(args, size));
     std::memcpy(to, from, count_size);
     to += count_size;
     from += count_size;

@@ -57,6 +57,15 @@ inline void room_freed(ThreadBuffer& buffer) noexcept {
   }
 }
 
+// A rate-limited site's record starts with its suppressed count (FORMAT.md
+// §7), which is not an argument: the bytes of that varint, or all of `args`
+// when it does not end within them.
+inline std::size_t suppressed_count_size(std::string_view args) {
+  std::size_t size = 0;
+  while (size < args.size() && (static_cast<unsigned char>(args[size]) & 0x80) != 0) ++size;
+  return size < args.size() ? size + 1 : size;
+}
+
 // One record of a batch's records payload (FORMAT.md §7) as the collector
 // wrote it; the writer walks them to count losses and to intern strings.
 struct BatchRecord {

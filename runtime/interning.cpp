@@ -1,6 +1,5 @@
 #include "interning.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -51,12 +50,8 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
         record.site_id == schema::kControlSiteId ? nullptr : site_info(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
     // A rate-limited site's suppressed count comes before its arguments.
-    std::size_t count_size = 0;
-    if (site != nullptr && site->limited) {
-      while (count_size < args.size() && (static_cast<unsigned char>(args[count_size]) & 0x80) != 0) ++count_size;
-      count_size = std::min(count_size + 1, args.size());
-      args_.append(args.substr(0, count_size));
-    }
+    std::size_t count_size = site != nullptr && site->limited ? suppressed_count_size(args) : 0;
+    args_.append(args.substr(0, count_size));
     if (site == nullptr || args.size() < kMinLength ||
         !rewrite_args(args.substr(count_size), site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
       wire::put_bytes(rewritten, args);
