@@ -218,7 +218,6 @@ std::mutex g_lifecycle;
 std::unique_ptr<Logger> g_logger;
 std::unique_ptr<LevelsFileWatcher> g_levels_watcher;
 std::atomic<Logger*> g_crash_target{nullptr};  // the running logger, for the signal handler
-std::atomic<bool> g_active{false};
 
 bool valid_level(Level level) { return static_cast<int>(level) <= static_cast<int>(Level::off); }
 
@@ -289,7 +288,6 @@ void after_fork_in_child() {
   levels_after_fork_in_child();
   (void)g_levels_watcher.release();  // its thread is the parent's
   buffer_settings().running.store(false, std::memory_order_relaxed);
-  g_active.store(false, std::memory_order_relaxed);
   g_crash_target.store(nullptr, std::memory_order_relaxed);
   (void)g_logger.release();  // its threads are the parent's: never join or destroy it here
   renew_io_wakeup_after_fork();
@@ -351,7 +349,6 @@ void start(const Config& requested) {
   }
   settings.running.store(true, std::memory_order_release);
   logger->run();
-  g_active.store(true, std::memory_order_release);
   g_logger = std::move(logger);
   if (config.crash_handler || config.termination_signals)
     g_crash_target.store(g_logger.get(), std::memory_order_release);
@@ -404,7 +401,6 @@ void stop() {
   uninstall_termination_handlers();
   wait_while([] { return g_signal_flushes.load() > 0; }, 10'000);
   buffer_settings().running.store(false, std::memory_order_release);
-  g_active.store(false, std::memory_order_release);
   g_logger.reset();
 }
 
