@@ -73,6 +73,7 @@ struct StreamDecoder::State {
   wire::Reader cursor{nullptr, 0};
   std::uint64_t cursor_ticks = 0;
   std::uint64_t cursor_frame = 0;
+  bool cursor_flight = false;  // the frame is a flight frame (FORMAT.md §7.2)
   std::uint32_t cursor_index = 0;
 
   // resume_after(): where to continue, and whether that record was met yet.
@@ -192,7 +193,7 @@ struct StreamDecoder::State {
 
   bool next(Record& record);
   bool payload_of(const Frame& frame, std::string_view& out);
-  void begin_records(std::uint64_t offset, std::string_view payload);
+  void begin_records(std::uint64_t offset, std::string_view payload, bool flight);
   void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
@@ -346,7 +347,8 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
       if (b.varint(number)) return number;
       return std::nullopt;
     }
-    case schema::FrameType::records: {
+    case schema::FrameType::records:
+    case schema::FrameType::flight: {
       wire::Reader r(payload);
       std::uint64_t site_id, thread_index, delta;
       std::string_view args;
@@ -468,22 +470,23 @@ bool StreamDecoder::State::next(Record& record) {
         if (read_numbered()) dictionary(frame, payload);
         break;
       case schema::FrameType::records:
+      case schema::FrameType::flight:
         if (resuming && frame.offset != resume_frame) {
           if (frame.offset < resume_frame) break;  // before the resume point: not even decompressed
           fail_resume(resume_frame, "no records frame starts at the resume position");
           return false;
         }
         if (!read_numbered()) break;
-        begin_records(frame.offset, payload);
+        begin_records(frame.offset, payload, type == schema::FrameType::flight);
         break;
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
-    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::records)) ++unknown_frames;
+    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::flight)) ++unknown_frames;
   }
 }
 
 // A records payload (FORMAT.md §7) whose records next() walks from now on.
-void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view payload) {
+void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view payload, bool flight) {
   if (payload.data() != raw.data()) raw.assign(payload);  // deltas are undone in place: own the bytes
   ++records_frames;
   cursor = wire::Reader(std::string_view(raw));
@@ -496,6 +499,7 @@ void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view 
     damage(offset, "records before any clock calibration; times are raw ticks");
   }
   cursor_frame = offset;
+  cursor_flight = flight;
   cursor_index = 0;
   in_records = true;
 }
@@ -767,6 +771,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     if (!(site == nullptr ? read_control(args, record) : read_args(args, *site, site_id, record))) continue;
     if (reported != nullptr) record.site = reported;
     record.suppressed = suppressed;
+    record.flight = cursor_flight;
     ++summary.records;
     return true;
   }
@@ -809,11 +814,11 @@ void StreamDecoder::feed_dictionary(std::string_view entries) {
   s.dictionary(Frame{}, entries);
 }
 
-void StreamDecoder::feed_records(std::string_view payload) {
+void StreamDecoder::feed_records(std::string_view payload, bool flight) {
   State& s = *state_;
   s.in_records = false;
   if (payload.empty()) return;
-  s.begin_records(s.records_frames, payload);
+  s.begin_records(s.records_frames, payload, flight);
 }
 
 bool StreamDecoder::next(Record& record) { return state_->next(record); }

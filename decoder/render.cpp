@@ -457,6 +457,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
           put(piece, name);
         }
         if (color) out += "\x1b[0m";
+        if (record.flight) out += kFlightMarker;
         break;
       }
       case Field::thread:
@@ -621,6 +622,7 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   }
   out += named ? '}' : ']';
   if (record.suppressed > 0) fmt::format_to(std::back_inserter(out), ",\"suppressed\":{}", record.suppressed);
+  if (record.flight) out += ",\"flight\":true";
   out += "}\n";
 }
 

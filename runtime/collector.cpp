@@ -28,14 +28,17 @@ void append_entry(std::string& dictionary, const Entry& entry) {
 
 }  // namespace
 
-Collector::Collector(std::chrono::microseconds ordering_window, ClockCalibration& clock, BatchQueue& queue,
-                     Requests& requests, Counters& counters)
+Collector::Collector(std::chrono::microseconds ordering_window, const FlightSettings& flight, ClockCalibration& clock,
+                     BatchQueue& queue, Requests& requests, Counters& counters)
     : clock_(clock),
       queue_(queue),
       requests_(requests),
       counters_(counters),
       window_ticks_(clock.ticks_in(ordering_window)),
-      window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)) {}
+      window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)),
+      flight_on_(flight.on),
+      flight_trigger_(static_cast<std::uint8_t>(flight.trigger)),
+      flight_(flight.bytes_per_thread) {}
 
 // Moves the cursor onto its next record; false when it has none left.
 bool Collector::load(Cursor& cursor) {
@@ -87,9 +90,8 @@ void Collector::report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now) {
     std::memcpy(args + 1, &count, 8);
     std::memcpy(args + 9, &b.drops_checked_ticks, 8);
     std::memcpy(args + 17, &last, 8);
-    Cursor c{&b, 0, 0, {schema::kControlSiteId, kDropRecordArgs, std::max(last, batch.last_ticks)}, args};
     describe_thread(batch, b);
-    append_record(batch, c);
+    append_record(batch, {schema::kControlSiteId, kDropRecordArgs, std::max(last, batch.last_ticks)}, b.index, args);
     b.drops_reported = dropped;
   }
   b.drops_checked_ticks = now;
@@ -101,6 +103,8 @@ void Collector::release_abandoned(Batch& batch) {
     if (!b->abandoned.load(std::memory_order_acquire)) continue;
     if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) continue;
     report_drops(batch, *b, ticks());  // its last drops, now that it can drop no more
+    if (flight_on_)
+      counters_.flight_overwritten.fetch_add(flight_.thread_ended(b->index), std::memory_order_relaxed);
     auto& registry = buffer_registry();
     {
       std::lock_guard lock(registry.mutex);
@@ -133,8 +137,8 @@ void Collector::describe_site(Batch& batch, std::uint32_t id) {
 
 // FORMAT.md §7 kind 3: a suppressed-calls report names a site, which the
 // file must describe before it.
-void Collector::describe_reported_site(Batch& batch, const Cursor& c) {
-  wire::Reader r(std::string_view(c.args, c.header.args_size));
+void Collector::describe_reported_site(Batch& batch, std::string_view args) {
+  wire::Reader r(args);
   std::uint8_t kind = 0;
   std::uint64_t id = 0;
   if (r.le(kind) && kind == static_cast<std::uint8_t>(schema::ControlKind::suppressed) && r.varint(id) && id != 0 &&
@@ -181,29 +185,69 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
 }
 
 // The caller has described the record's thread (once per pass is enough).
-void Collector::append_record(Batch& batch, const Cursor& c) {
-  if (c.header.site_id >= sites_written_.size() || !sites_written_[c.header.site_id])
-    describe_site(batch, c.header.site_id);
-  char* out = batch.records.tail(8 + 4 * 10 + c.header.args_size);
+void Collector::append_record(Batch& batch, const RingRecordHeader& header, std::uint32_t thread_index,
+                              const char* args) {
+  if (header.site_id >= sites_written_.size() || !sites_written_[header.site_id]) describe_site(batch, header.site_id);
+  char* out = batch.records.tail(8 + 4 * 10 + header.args_size);
   if (batch.record_count == 0) {
-    std::memcpy(out, &c.header.ticks, 8);
+    std::memcpy(out, &header.ticks, 8);
     out += 8;
-    batch.last_ticks = c.header.ticks;
+    batch.last_ticks = header.ticks;
   }
-  out = wire::write_varint(out, c.header.site_id);
-  out = wire::write_varint(out, c.buffer->index);
-  out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(c.header.ticks - batch.last_ticks)));
-  out = wire::write_varint(out, c.header.args_size);
-  if (c.header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
-  if (c.header.site_id == schema::kControlSiteId) {
-    describe_reported_site(batch, c);
-    std::memcpy(out, c.args, c.header.args_size);
+  out = wire::write_varint(out, header.site_id);
+  out = wire::write_varint(out, thread_index);
+  out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(header.ticks - batch.last_ticks)));
+  out = wire::write_varint(out, header.args_size);
+  if (header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
+  if (header.site_id == schema::kControlSiteId) {
+    describe_reported_site(batch, std::string_view(args, header.args_size));
+    std::memcpy(out, args, header.args_size);
   } else {
-    delta_code(batch, c.header.site_id, out, c.args, c.header.args_size);
+    delta_code(batch, header.site_id, out, args, header.args_size);
   }
-  batch.records.commit(out + c.header.args_size);
-  batch.last_ticks = c.header.ticks;
+  batch.records.commit(out + header.args_size);
+  batch.last_ticks = header.ticks;
   ++batch.record_count;
+}
+
+void Collector::take(Batch*& batch, const Cursor& c) {
+  if (c.header.site_id & kRingFlightBit) {
+    std::uint64_t given_way = flight_.keep(c.buffer->index, c.header.site_id & ~kRingFlightBit, c.header.ticks,
+                                           c.args, c.header.args_size);
+    counters_.flight_recorded.fetch_add(1, std::memory_order_relaxed);
+    if (given_way > 0) counters_.flight_overwritten.fetch_add(given_way, std::memory_order_relaxed);
+    return;
+  }
+  if (!flight_.empty() && triggers_flight(c.header.site_id)) write_flight(batch);
+  append_record(*batch, c.header, c.buffer->index, c.args);
+}
+
+bool Collector::triggers_flight(std::uint32_t site_id) const {
+  if (site_id == schema::kControlSiteId) return false;
+  const SiteInfo* site = site_info(site_id);
+  return site != nullptr && site->level >= flight_trigger_;
+}
+
+// FORMAT.md §7.2: the records go in flight frames of their own, after the
+// records before the trigger and before the trigger itself, so that a
+// reader that does not know them skips them whole.
+void Collector::write_flight(Batch*& batch) {
+  publish_consumed();
+  if (batch->record_count > 0) submit(batch);
+  batch->flight = true;
+  const std::vector<FlightRecorder::Entry>& entries = flight_.in_time_order();
+  for (const FlightRecorder::Entry& e : entries) {
+    append_record(*batch, {e.site_id, static_cast<std::uint32_t>(e.args.size()), e.ticks}, e.thread_index,
+                  e.args.data());
+    if (batch->records.size() >= kBatchTargetBytes) {
+      submit(batch);
+      batch->flight = true;
+    }
+  }
+  counters_.flight_written.fetch_add(entries.size(), std::memory_order_relaxed);
+  flight_.clear();
+  if (batch->record_count > 0) submit(batch);
+  batch->flight = false;
 }
 
 // Drains every buffer up to what it had committed when the pass began, in
@@ -239,7 +283,7 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
     std::uint64_t limit = cursors_.size() > 1 ? std::min(cutoff, cursors_.front().header.ticks) : cutoff;
     bool more;
     do {
-      append_record(*batch, c);
+      take(batch, c);
       ++taken;
       c.position += ring_stride(c.header.args_size);
       if (batch->records.size() >= kBatchTargetBytes) {
@@ -327,6 +371,8 @@ void Collector::run() {
     std::uint64_t now = ticks();
     std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
     std::size_t taken = drain(cutoff, batch);
+    // A crash writes what the flight recorder holds: the records that lead up to it.
+    if (drain_all && !flight_.empty() && requests_.crashing.load(std::memory_order_relaxed)) write_flight(batch);
     for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);
     release_abandoned(*batch);
     if (drain_all) {

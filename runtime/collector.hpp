@@ -12,15 +12,23 @@
 #include <terse/terse.hpp>
 
 #include "clock.hpp"
+#include "flight.hpp"
 #include "pipeline.hpp"
 
 namespace terse::detail {
 
+// Config::flight_level and what goes with it.
+struct FlightSettings {
+  bool on = false;
+  Level trigger = Level::error;
+  std::size_t bytes_per_thread = kMinFlightBytes;
+};
+
 class Collector {
  public:
   // `clock` is the collector's alone once it runs.
-  Collector(std::chrono::microseconds ordering_window, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
-            Counters& counters);
+  Collector(std::chrono::microseconds ordering_window, const FlightSettings& flight, ClockCalibration& clock,
+            BatchQueue& queue, Requests& requests, Counters& counters);
 
   // The thread's body: returns once stop was requested and every buffer is
   // drained, after submitting the last batch.
@@ -50,11 +58,16 @@ class Collector {
   void report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now);
   void release_abandoned(Batch& batch);
   void describe_site(Batch& batch, std::uint32_t id);
-  void describe_reported_site(Batch& batch, const Cursor& c);
+  void describe_reported_site(Batch& batch, std::string_view args);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
   // Copies a record's arguments to `out`, delta-coded (FORMAT.md §7.1).
   void delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size);
-  void append_record(Batch& batch, const Cursor& c);
+  void append_record(Batch& batch, const RingRecordHeader& header, std::uint32_t thread_index, const char* args);
+  // A record from a ring: into the batch, or the flight recorder.
+  void take(Batch*& batch, const Cursor& c);
+  bool triggers_flight(std::uint32_t site_id) const;
+  // What the flight recorder holds, as flight batches after the current one.
+  void write_flight(Batch*& batch);
   std::size_t drain(std::uint64_t cutoff, Batch*& batch);
   void wait_for_calls_in_flight();
   bool anything_pending() const;
@@ -78,6 +91,9 @@ class Collector {
   std::uint64_t flush_handled_ = 0;
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
   std::chrono::steady_clock::time_point batch_opened_{};
+  bool flight_on_;
+  std::uint8_t flight_trigger_;
+  FlightRecorder flight_;
 };
 
 }  // namespace terse::detail

@@ -29,8 +29,8 @@ class EmergencyWriter {
     if (char* body_end = schema::encode_entry(entry, body, end_)) close_frame(body_end);
   }
 
-  void record(const RingRecordHeader& header, std::uint32_t thread, const char* args) {
-    char* body = open_frame(schema::FrameType::records, 8 + 40 + header.args_size);
+  void record(const RingRecordHeader& header, std::uint32_t thread, const char* args, schema::FrameType type) {
+    char* body = open_frame(type, 8 + 40 + header.args_size);
     if (body == nullptr) return;
     char* p = body;
     std::memcpy(p, &header.ticks, 8);
@@ -114,10 +114,17 @@ void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
         continue;
       }
       std::memcpy(&header, b.data + offset, sizeof header);
+      // Recorded by the flight recorder and not yet taken by the collector:
+      // a flight frame, as a trigger would have written it.
+      auto type = schema::FrameType::records;
+      if (header.site_id & kRingFlightBit) {
+        header.site_id &= ~kRingFlightBit;
+        type = schema::FrameType::flight;
+      }
       if (header.site_id != schema::kControlSiteId) {
         if (const SiteInfo* site = site_info(header.site_id)) out.entry(site->entry());
       }
-      out.record(header, b.index, b.data + offset + kRingHeaderSize);
+      out.record(header, b.index, b.data + offset + kRingHeaderSize, type);
       position += ring_stride(header.args_size);
     }
   }

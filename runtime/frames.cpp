@@ -123,7 +123,8 @@ std::string_view FrameEncoder::numbered(schema::FrameType type, std::string_view
       put_entry(numbered_, static_cast<std::uint8_t>(schema::DictKind::frame_number), varint_text(number));
       numbered_.append(payload);
       return numbered_;
-    case schema::FrameType::records: {
+    case schema::FrameType::records:
+    case schema::FrameType::flight: {
       if (payload.size() < 8) return payload;
       std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
       wire::put_varint(args, number);

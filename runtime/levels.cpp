@@ -100,6 +100,7 @@ struct LevelState {
   bool running = false;
   Level default_level = Level::info;
   std::vector<LevelRule> rules;
+  Level flight_level = Level::off;  // Config::flight_level
   std::vector<Gate> gates;
 };
 LevelState& state() noexcept {
@@ -109,8 +110,14 @@ LevelState& state() noexcept {
 // What terse::level() reads without the lock.
 std::atomic<std::uint8_t> g_default_level{static_cast<std::uint8_t>(Level::off)};
 
-std::uint8_t gate_value(const LevelState& s, const Site& site) noexcept {
-  if (!s.running) return static_cast<std::uint8_t>(Level::off) + 1;
+struct GateValues {
+  std::uint8_t gate;   // the lowest level that is written or recorded, plus one
+  std::uint8_t write;  // the lowest level that is written, plus one
+};
+
+GateValues gate_values(const LevelState& s, const Site& site) noexcept {
+  constexpr auto kClosed = static_cast<std::uint8_t>(static_cast<std::uint8_t>(Level::off) + 1);
+  if (!s.running) return {kClosed, kClosed};
   Level level = s.default_level;
   std::uint64_t best = 0;
   for (const LevelRule& rule : s.rules) {
@@ -120,14 +127,25 @@ std::uint8_t gate_value(const LevelState& s, const Site& site) noexcept {
       level = rule.level;
     }
   }
-  return static_cast<std::uint8_t>(static_cast<std::uint8_t>(level) + 1);
+  // A module turned off is not recorded either.
+  if (level == Level::off) return {kClosed, kClosed};
+  auto write = static_cast<std::uint8_t>(static_cast<std::uint8_t>(level) + 1);
+  auto flight = static_cast<std::uint8_t>(static_cast<std::uint8_t>(s.flight_level) + 1);
+  return {std::min(write, flight), write};
+}
+
+// The write gate first: a call that sees the new gate and the old write
+// gate only records (or writes) one record the way the old levels said.
+void store_gate(Site& site, GateValues values) noexcept {
+  site.write_gate.store(values.write, std::memory_order_relaxed);
+  site.gate.store(values.gate, std::memory_order_relaxed);
 }
 
 // Relaxed: a logging thread needs the new gate soon, not in any order with
 // other memory; the lock orders the writers.
 void rewrite_gates(LevelState& s) noexcept {
   g_default_level.store(static_cast<std::uint8_t>(s.running ? s.default_level : Level::off), std::memory_order_relaxed);
-  for (const Gate& gate : s.gates) gate.site->gate.store(gate_value(s, *gate.site), std::memory_order_relaxed);
+  for (const Gate& gate : s.gates) store_gate(*gate.site, gate_values(s, *gate.site));
 }
 
 std::string format_levels(const LevelState& s) {
@@ -309,10 +327,11 @@ std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint
   return 0;
 }
 
-void levels_start(Level default_level, const LevelSpec& spec) {
+void levels_start(Level default_level, const LevelSpec& spec, Level flight_level) {
   LevelState& s = state();
   std::lock_guard lock(s.mutex);
   s.running = true;
+  s.flight_level = flight_level;
   s.default_level = spec.default_level.value_or(default_level);
   s.rules = spec.rules;
   rewrite_gates(s);
@@ -344,7 +363,7 @@ bool settle_gate(Site& site, std::uint8_t level) noexcept {
       // Kept first: should that run out of memory, the gate stays unsettled
       // and the next call tries again.
       if (!site.object->unloading.load(std::memory_order_relaxed)) s.gates.push_back({&site});
-      site.gate.store(gate_value(s, site), std::memory_order_relaxed);
+      store_gate(site, gate_values(s, site));
     }
   } catch (...) {
     return false;

@@ -41,8 +41,9 @@ extern const char* const kLevelsSyntax;
 // a prefix, then the longer selector.
 std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint32_t line) noexcept;
 
-// start() and stop(): the levels in force, and whether anything logs at all.
-void levels_start(Level default_level, const LevelSpec& spec);
+// start() and stop(): the levels in force, and whether anything logs at all;
+// records from flight_level up to below a site's level are recorded, not written.
+void levels_start(Level default_level, const LevelSpec& spec, Level flight_level);
 void levels_stop();
 // Replaces the selectors and (when given) the default; returns the new
 // levels in TERSE_LEVEL's syntax. Does nothing when not running.

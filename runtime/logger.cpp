@@ -58,6 +58,11 @@ std::atomic<bool> g_stop_draining{false};
 // under them.
 std::atomic<int> g_signal_flushes{0};
 
+FlightSettings flight_settings(const Config& config) {
+  return {config.flight_level != Level::off, config.flight_trigger,
+          config.flight_level != Level::off ? config.flight_bytes : kMinFlightBytes};
+}
+
 }  // namespace
 
 class Logger {
@@ -65,7 +70,7 @@ class Logger {
   explicit Logger(const Config& config)
       : config_(with_error_reporter(config)),
         view_(View::create(config_, clock_.current())),
-        collector_(config_.ordering_window, clock_, queue_, requests_, counters_),
+        collector_(config_.ordering_window, flight_settings(config_), clock_, queue_, requests_, counters_),
         writer_(config_, clock_.current(), queue_, requests_, counters_, view_.get()) {
     if (config_.crash_handler || config_.termination_signals) {
       emergency_.resize(kEmergencyBytes);
@@ -226,6 +231,11 @@ void validate(const Config& config) {
     throw Error("terse: Config::console is not a valid mode");
   if (!valid_level(config.console_level)) throw Error("terse: Config::console_level is not a valid level");
   if (!valid_level(config.callback_level)) throw Error("terse: Config::callback_level is not a valid level");
+  if (!valid_level(config.flight_level)) throw Error("terse: Config::flight_level is not a valid level");
+  if (!valid_level(config.flight_trigger)) throw Error("terse: Config::flight_trigger is not a valid level");
+  if (config.flight_level != Level::off &&
+      (config.flight_bytes < kMinFlightBytes || config.flight_bytes > kMaxFlightBytes))
+    throw Error("terse: Config::flight_bytes must be 1 KiB to 64 MiB, not " + std::to_string(config.flight_bytes));
   bool no_files = config.directory.empty();
   if (no_files && config.console == Console::off && !config.on_record)
     throw Error(
@@ -358,7 +368,7 @@ void start(const Config& requested) {
       (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
   (void)hooks_registered;
   // Last, so that no call is logged before everything is in place.
-  levels_start(config.level, environment_levels);
+  levels_start(config.level, environment_levels, config.flight_level);
   if (!config.levels_file.empty()) {
     g_levels_watcher = std::make_unique<LevelsFileWatcher>(config.levels_file, g_logger->on_error());
     g_levels_watcher->check();

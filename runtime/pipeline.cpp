@@ -47,6 +47,7 @@ void Batch::clear() {
   flush_sequence = 0;
   last = false;
   has_long_args = false;
+  flight = false;
 }
 
 void Counters::add_to(Stats& s) const {
@@ -58,6 +59,9 @@ void Counters::add_to(Stats& s) const {
   s.write_errors = write_errors.load(std::memory_order_relaxed);
   s.syncs = syncs.load(std::memory_order_relaxed);
   s.records_dropped = dropped_released.load(std::memory_order_relaxed);
+  s.flight_recorded = flight_recorded.load(std::memory_order_relaxed);
+  s.flight_written = flight_written.load(std::memory_order_relaxed);
+  s.flight_overwritten = flight_overwritten.load(std::memory_order_relaxed);
 }
 
 BatchQueue::BatchQueue() {

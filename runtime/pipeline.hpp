@@ -71,6 +71,7 @@ struct Batch {
   std::uint64_t flush_sequence = 0;  // non-zero: completes that flush once written
   bool last = false;                 // the collector has stopped
   bool has_long_args = false;        // some record may hold a string worth interning
+  bool flight = false;               // the flight recorder's records: a flight frame (FORMAT.md §7.2)
 
   void clear();
 };
@@ -95,6 +96,9 @@ struct Counters {
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<std::uint64_t> syncs{0};
   std::atomic<std::uint64_t> dropped_released{0};  // drops of threads whose buffers are gone
+  std::atomic<std::uint64_t> flight_recorded{0};
+  std::atomic<std::uint64_t> flight_written{0};
+  std::atomic<std::uint64_t> flight_overwritten{0};
 
   void add_to(Stats& stats) const;
 };

@@ -121,7 +121,8 @@ bool Writer::write_batch(const Batch& batch) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
   std::string_view records = intern_strings(batch, level);
-  if (batch.record_count > 0) frames_.append_frame(out_, schema::FrameType::records, records, level);
+  if (batch.record_count > 0)
+    frames_.append_frame(out_, batch.flight ? schema::FrameType::flight : schema::FrameType::records, records, level);
   if (!append_to_file(out_)) {
     interner_.discard();
     return false;

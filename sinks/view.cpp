@@ -79,6 +79,7 @@ struct Message {
   std::uint64_t flush_sequence = 0;
   bool last = false;
   bool copied = false;  // `records` holds the batch's records
+  bool flight = false;  // they are the flight recorder's
 
   void clear() {
     dictionary.clear();
@@ -88,6 +89,7 @@ struct Message {
     flush_sequence = 0;
     last = false;
     copied = false;
+    flight = false;
   }
 };
 
@@ -280,6 +282,7 @@ void View::Impl::offer(const Batch& batch) {
   message->flush_sequence = batch.flush_sequence;
   message->last = batch.last;
   message->copied = copy;
+  message->flight = batch.flight;
   if (copy) {
     std::string_view bytes = batch.records;
     message->records.clear();
@@ -363,7 +366,7 @@ void View::Impl::handle(const Message& message) {
     std::uint64_t none = 0;
     view_levels.count(message.records, console_level, not_shown, 255, none);
   } else if (message.copied) {
-    decoder.feed_records(message.records);
+    decoder.feed_records(message.records, message.flight);
     decoder::Record record;
     while (decoder.next(record)) {
       std::uint8_t level = record.site != nullptr ? record.site->level : kWarn;
@@ -418,6 +421,7 @@ void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
   bool is_log = record.site != nullptr;  // a log record or a suppressed-calls report
   Record r;
   r.level = static_cast<Level>(level);
+  r.flight = record.flight;
   r.time_ns = record.unix_ns;
   r.thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
   r.thread_name = record.thread->name;

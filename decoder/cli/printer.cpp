@@ -50,7 +50,9 @@ std::string json_schema_header(bool with_cursor) {
                      R"j("message":"string: the formatted message",)j"
                      R"j("args":"array: the arguments as JSON values (a drop report: [records dropped])",)j"
                      R"j("suppressed":"integer, only when not 0: calls a rate-limited call site suppressed )j"
-                     R"j(since its previous record (a report at stop: after its last)")j";
+                     R"j(since its previous record (a report at stop: after its last)",)j"
+                     R"j("flight":"true, only for a record of the flight recorder: kept in memory and written )j"
+                     R"j(when a trigger or a crash came, not in the normal stream")j";
   if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
   return line + "}}\n";
 }

@@ -58,6 +58,7 @@ struct Totals {
   std::uint64_t drop_reports = 0;
   std::uint64_t dropped = 0;
   std::uint64_t suppressed = 0;
+  std::uint64_t flight = 0;  // records of the flight recorder (counted in the levels too)
   std::int64_t first_ns = INT64_MAX;
   std::int64_t last_ns = INT64_MIN;
   std::vector<SiteCount> sites;
@@ -148,6 +149,7 @@ void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const de
   site.suppressed += r.suppressed;
   t.suppressed += r.suppressed;
   if (r.kind == decoder::RecordKind::suppressed) return;  // a count, not a record
+  if (r.flight) ++t.flight;
   std::uint8_t level = r.site->level < kLevels ? r.site->level : static_cast<std::uint8_t>(kLevels - 1);
   ++t.levels[level];
   if (it != t.per_minute.end()) ++it->second[level];
@@ -190,6 +192,7 @@ void print_text(const Totals& t, const StatsOptions& o, std::string& out) {
         duration_text(t.last_ns - t.first_ns));
   put(out, "dropped    {} records in {} reports\n", t.dropped, t.drop_reports);
   if (t.suppressed) put(out, "suppressed {} calls by rate limits (per site below)\n", t.suppressed);
+  if (t.flight) put(out, "flight     {} records of the flight recorder, written by a trigger or a crash\n", t.flight);
   if (!t.private_values.empty()) put(out, "private    values stored as: {}\n", fmt::join(t.private_values, ", "));
   if (t.frames.damaged || t.torn_tails)
     put(out, "damage     {} problems, {} torn tails (see stderr)\n", t.frames.damaged, t.torn_tails);
@@ -236,8 +239,9 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
       t.files, t.file_bytes, t.frames.frames, t.frames.stored_bytes, t.frames.raw_bytes,
       t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes)
                             : 0.0);
-  put(out, ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"suppressed\":{},\"damaged\":{},\"torn_tails\":{}",
-      records, t.dropped, t.drop_reports, t.suppressed, t.frames.damaged, t.torn_tails);
+  put(out,
+      ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"suppressed\":{},\"flight\":{},\"damaged\":{},\"torn_tails\":{}",
+      records, t.dropped, t.drop_reports, t.suppressed, t.flight, t.frames.damaged, t.torn_tails);
   out += ",\"private_values\":[";
   for (std::size_t i = 0; i < t.private_values.size(); ++i) {
     if (i) out += ',';

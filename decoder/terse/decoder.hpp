@@ -176,6 +176,9 @@ struct Record {
   // kind == log: the calls of a rate-limited site suppressed since its
   // previous record; kind == suppressed: those after its last one.
   std::uint64_t suppressed = 0;
+  // From a flight frame (FORMAT.md §7.2, 1.5): recorded by the flight
+  // recorder and written when a trigger or a crash came, not in the normal stream.
+  bool flight = false;
   std::uint64_t dropped_count = 0;  // kind == dropped
   std::int64_t dropped_first_ns = 0;
   std::int64_t dropped_last_ns = 0;
@@ -260,7 +263,7 @@ class StreamDecoder {
   void start_feed();
   void feed_calibration(std::uint64_t ticks, std::int64_t unix_ns, double ticks_per_second);  // FORMAT.md §5
   void feed_dictionary(std::string_view entries);                                             // §6 entries
-  void feed_records(std::string_view payload);                                                // a §7 payload
+  void feed_records(std::string_view payload, bool flight = false);  // a §7 payload; of a flight frame (§7.2)
 
   // Pull interface, after start_*: continue after the record at
   // (frame_offset, frame_index) of Record, which must carry `ticks`.
@@ -331,6 +334,9 @@ class LinePattern {
 };
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";
+// What {level} is followed by for a record of the flight recorder, so that
+// nobody takes it for the normal stream: "debug (flight)".
+inline constexpr const char* kFlightMarker = " (flight)";
 
 // One JSON object: time, level, thread, file, line, message, args. "args"
 // is an array, or an object keyed by argument name (by position for an

@@ -87,6 +87,8 @@ struct Record {
   // record (in the report stop() writes for a site, message "N calls
   // suppressed after the site's last record": those after its last).
   std::uint64_t suppressed = 0;
+  // Kept by the flight recorder and written when a trigger (or a crash) came.
+  bool flight = false;
   // The object `terse cat -o json` prints for it (no newline), made on the
   // first call; empty when the callback was not made by terse.
   std::string_view json() const { return json_ ? json_(json_context_) : std::string_view(); }
@@ -172,6 +174,16 @@ struct Config {
   // and the levels in force stay; a missing file sets nothing until it
   // appears. Empty: none.
   std::string levels_file;
+  // The flight recorder: records from flight_level up to below the level a
+  // call site logs at are not written but kept in memory, the last
+  // flight_bytes of them per thread (older ones give way). A record at or
+  // above flight_trigger that is written first writes out what every
+  // thread's recorder holds, in time order, marked as such (`terse cat`:
+  // "debug (flight)", JSON "flight": true); so does a crash. Nothing of it
+  // is written otherwise. off: no recorder.
+  Level flight_level = Level::off;
+  Level flight_trigger = Level::error;
+  std::size_t flight_bytes = std::size_t{64} << 10;  // 1 KiB to 64 MiB
   // start() applies TERSE_LEVEL, TERSE_LEVELS_FILE, TERSE_CONSOLE,
   // TERSE_CONSOLE_FD and TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
@@ -246,6 +258,10 @@ struct Stats {
   std::uint64_t callback_missed = 0;      // not passed: it could not keep up
   std::uint64_t callback_errors = 0;      // calls that threw
   std::chrono::nanoseconds view_busy{0};  // CPU time of the console and callback threads
+  // The flight recorder (Config::flight_level).
+  std::uint64_t flight_recorded = 0;     // records kept in memory instead of the file
+  std::uint64_t flight_written = 0;      // of those, written by a trigger or a crash
+  std::uint64_t flight_overwritten = 0;  // given way to later ones before any trigger
   std::vector<ThreadStats> threads;       // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
@@ -458,7 +474,8 @@ inline std::uint32_t site_id(Site& site, const Args&... args) noexcept {
 
 template <auto Tags, typename... Args>
 inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
-  if (std::uint32_t id = site_id(site, args...)) log_impl<Tags>(id, 0, std::index_sequence_for<Args...>{}, args...);
+  if (std::uint32_t id = site_id(site, args...))
+    log_impl<Tags>(ring_site_id(site, id), 0, std::index_sequence_for<Args...>{}, args...);
 }
 
 // A rate-limited site's record, with the count of calls suppressed since the
@@ -467,7 +484,7 @@ template <auto Tags, typename... Args>
 inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string<checked_as_t<Args>...>,
                         const Args&... args) noexcept {
   std::uint32_t id = site_id(site, args...);
-  if (id == 0 || !log_impl<Tags, true>(id, suppressed, std::index_sequence_for<Args...>{}, args...))
+  if (id == 0 || !log_impl<Tags, true>(ring_site_id(site, id), suppressed, std::index_sequence_for<Args...>{}, args...))
     site.limit->suppressed.fetch_add(suppressed, std::memory_order_relaxed);
 }
 

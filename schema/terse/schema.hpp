@@ -14,7 +14,7 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 4;
+inline constexpr std::uint16_t kVersionMinor = 5;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -27,6 +27,7 @@ enum class FrameType : std::uint8_t {
   calibration = 2,  // FORMAT.md §5
   dictionary = 3,   // FORMAT.md §6
   records = 4,      // FORMAT.md §7
+  flight = 5,       // FORMAT.md §7.2 (1.5): records kept by the flight recorder
 };
 
 inline constexpr std::uint8_t kFrameFlagZstd = 0x01;

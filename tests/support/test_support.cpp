@@ -63,6 +63,7 @@ Line to_line(const decoder::Record& record) {
   line.formatted = decoder::render_message(record, line.message);
   line.suppressed = record.suppressed;
   line.suppressed_report = record.kind == decoder::RecordKind::suppressed;
+  line.flight = record.flight;
   if (record.kind == decoder::RecordKind::dropped) {
     line.dropped = true;
     line.dropped_count = record.dropped_count;
@@ -73,14 +74,15 @@ Line to_line(const decoder::Record& record) {
   line.line = record.site->line;
   std::string json;
   decoder::append_json_record(json, record, decoder::TimeStyle{true});
-  // "args" is the record's last key but "suppressed", and the first place
-  // `"args":` can appear outside a string: the keys before it are fixed and
-  // their values are numbers or escaped strings.
-  if (record.suppressed > 0) {
-    std::string tail = ",\"suppressed\":" + std::to_string(record.suppressed) + "}\n";
+  // "args" is the record's last key but "suppressed" and "flight", and the
+  // first place `"args":` can appear outside a string: the keys before it
+  // are fixed and their values are numbers or escaped strings.
+  auto cut_tail = [&json](const std::string& tail) {
     if (json.size() > tail.size() && json.compare(json.size() - tail.size(), tail.size(), tail) == 0)
       json.replace(json.size() - tail.size(), tail.size(), "}\n");
-  }
+  };
+  if (record.flight) cut_tail(",\"flight\":true}\n");
+  if (record.suppressed > 0) cut_tail(",\"suppressed\":" + std::to_string(record.suppressed) + "}\n");
   auto key = json.find("\"args\":");
   if (key == std::string::npos) return line;
   std::size_t begin = key + 7;

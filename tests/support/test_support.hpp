@@ -32,6 +32,7 @@ struct Line {
   // suppressed_report, a report of those after the site's last record.
   std::uint64_t suppressed = 0;
   bool suppressed_report = false;
+  bool flight = false;  // written by the flight recorder
   bool formatted = true;
   // The record's JSON "args": for a site without argument names, the inside
   // of the array as one text ("1,\"a\""); for one with names (an object),

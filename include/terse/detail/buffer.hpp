@@ -18,6 +18,9 @@ struct RingRecordHeader {
 inline constexpr std::size_t kRingHeaderSize = sizeof(RingRecordHeader);
 // A site id no real site gets: "skip to the start of the ring".
 inline constexpr std::uint32_t kRingWrapMarker = 0xFFFFFFFFu;
+// Set in a record's site_id when the flight recorder keeps it instead of the
+// file (Config::flight_level); site ids stay far below it.
+inline constexpr std::uint32_t kRingFlightBit = 0x80000000u;
 
 constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
   return (kRingHeaderSize + args_size + 7) & ~std::size_t{7};

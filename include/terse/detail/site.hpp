@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include <terse/detail/buffer.hpp>
+
 namespace terse::detail {
 
 struct LimitState;
@@ -31,6 +33,9 @@ struct ObjectGuard {
 // load and one branch; a site that has never run settles its gate first,
 // before any argument is evaluated.
 inline constexpr std::uint8_t kGateUnsettled = 0;
+// With the flight recorder on (Config::flight_level) the gate opens for the
+// levels it records too, and `write_gate`, in the same form, says from which
+// level on a record goes to the file; below it the record is kept in memory.
 
 // One per call site, a constant-initialised static created by the logging
 // macro. Everything but `id` and `gate` is fixed at compile time; `id` is
@@ -53,8 +58,17 @@ struct Site {
   LimitState* limit = nullptr;
   ObjectGuard* object = &g_object_guard;
   std::atomic<std::uint8_t> gate{kGateUnsettled};
+  std::atomic<std::uint8_t> write_gate{kGateUnsettled};
   std::atomic<std::uint32_t> id{0};
 };
+
+// The site id a record of the site carries in its ring: with kRingFlightBit
+// when it passed the gate but not the write gate. A write gate read while
+// still unsettled (a racing first call) writes the record.
+inline std::uint32_t ring_site_id(const Site& site, std::uint32_t id) noexcept {
+  bool recorded_only = site.level + 1u < site.write_gate.load(std::memory_order_relaxed);
+  return recorded_only ? id | kRingFlightBit : id;
+}
 
 // Settles the gate of a site on its first call (one lock, once per site)
 // and says whether `level` passes it.
