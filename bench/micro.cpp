@@ -191,7 +191,31 @@ void BM_kind_suppressed_every(benchmark::State& state) {
   terse::flush();
   state.SetItemsProcessed(state.iterations());
 }
+// Recorded by the flight recorder and not written (Config::flight_level at
+// debug, the call at debug, no trigger): the logger restarts with the
+// recorder on for it, untimed, and goes back to the plain config after.
+std::string g_terse_dir;
+void restart_terse(terse::Level flight_level) {
+  terse::stop();
+  terse::Config config;
+  config.directory = g_terse_dir;
+  config.name = "bench";
+  config.flight_level = flight_level;
+  terse::start(config);
+}
+void BM_kind_recorded(benchmark::State& state) {
+  restart_terse(terse::Level::debug);
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_DEBUG("counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+  restart_terse(terse::Level::off);
+}
 BENCHMARK(BM_kind_written)->Name("kind/written")->UseRealTime();
+BENCHMARK(BM_kind_recorded)->Name("kind/recorded")->UseRealTime();
 BENCHMARK(BM_kind_suppressed_every_n)->Name("kind/suppressed_every_n")->UseRealTime();
 BENCHMARK(BM_kind_suppressed_first_n)->Name("kind/suppressed_first_n")->UseRealTime();
 BENCHMARK(BM_kind_suppressed_every)->Name("kind/suppressed_every")->UseRealTime();
@@ -210,6 +234,7 @@ int main(int argc, char** argv) {
   bench::TempDir spdlog_dir("bench-micro-spdlog");
   bench::TerseLogger terse_logger;
   terse_logger.start(terse_dir.path());
+  g_terse_dir = terse_dir.path();
   g_spdlog.start(spdlog_dir.path());
 
   benchmark::RunSpecifiedBenchmarks();

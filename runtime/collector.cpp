@@ -103,8 +103,7 @@ void Collector::release_abandoned(Batch& batch) {
     if (!b->abandoned.load(std::memory_order_acquire)) continue;
     if (b->committed.load(std::memory_order_acquire) != b->consumed.load(std::memory_order_relaxed)) continue;
     report_drops(batch, *b, ticks());  // its last drops, now that it can drop no more
-    if (flight_on_)
-      counters_.flight_overwritten.fetch_add(flight_.thread_ended(b->index), std::memory_order_relaxed);
+    if (flight_on_) counters_.flight_overwritten.fetch_add(flight_.thread_ended(b->index), std::memory_order_relaxed);
     auto& registry = buffer_registry();
     {
       std::lock_guard lock(registry.mutex);
@@ -212,8 +211,8 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
 
 void Collector::take(Batch*& batch, const Cursor& c) {
   if (c.header.site_id & kRingFlightBit) {
-    std::uint64_t given_way = flight_.keep(c.buffer->index, c.header.site_id & ~kRingFlightBit, c.header.ticks,
-                                           c.args, c.header.args_size);
+    std::uint64_t given_way =
+        flight_.keep(c.buffer->index, c.header.site_id & ~kRingFlightBit, c.header.ticks, c.args, c.header.args_size);
     counters_.flight_recorded.fetch_add(1, std::memory_order_relaxed);
     if (given_way > 0) counters_.flight_overwritten.fetch_add(given_way, std::memory_order_relaxed);
     return;

@@ -42,9 +42,14 @@ struct RecordAccess {
 
 namespace {
 
-// Batches with records waiting for the view thread; past this the writer
-// counts a batch's records as not shown rather than copy it.
+// Batches with records waiting for the view thread, as many as fill this
+// many full batches; past that the writer counts a batch's records as not
+// shown rather than copy it. Counted in bytes, not batches: small batches
+// come in bursts (a flight recorder's trigger sends three at once), and a
+// burst must not cost the console or the callback the record that sent it.
 constexpr std::size_t kQueuedBatches = 4;
+constexpr std::size_t kQueuedBytes = kQueuedBatches * kBatchTargetBytes;
+constexpr std::size_t kMostQueuedMessages = 16;
 // Rendered text waiting for the console; past this records are not shown.
 constexpr std::size_t kConsoleBacklog = std::size_t{2} << 20;
 // How often on_error hears that the callback misses records.
@@ -173,6 +178,7 @@ struct View::Impl {
   std::deque<std::unique_ptr<Message>> queue;
   std::vector<std::unique_ptr<Message>> pool;
   std::size_t queued_with_records = 0;
+  std::size_t queued_bytes = 0;     // of the copies that wait
   std::uint64_t handled_flush = 0;  // guarded; also in the atomics below for signal handlers
   std::uint64_t handled_ticket = 0;
 
@@ -250,9 +256,12 @@ void View::Impl::offer(const Batch& batch) {
   bool copy = false;
   {
     std::lock_guard lock(mutex);
-    copy = has_records && queued_with_records < kQueuedBatches;
+    std::size_t bytes = batch.records.size();
+    copy = has_records && (queued_with_records == 0 ||
+                           (queued_with_records < kMostQueuedMessages && queued_bytes + bytes <= kQueuedBytes));
     if (copy) {
       ++queued_with_records;
+      queued_bytes += bytes;
       if (!pool.empty()) {
         message = std::move(pool.back());
         pool.pop_back();
@@ -315,7 +324,10 @@ void View::Impl::run() {
       ready.wait(lock, [&] { return !queue.empty(); });
       message = std::move(queue.front());
       queue.pop_front();
-      if (message->copied) --queued_with_records;
+      if (message->copied) {
+        --queued_with_records;
+        queued_bytes -= message->records.size();
+      }
     }
     handle(*message);
     std::uint64_t ticket = output ? output->push(chunk) : 0;

@@ -240,7 +240,8 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
       t.frames.stored_bytes ? static_cast<double>(t.frames.raw_bytes) / static_cast<double>(t.frames.stored_bytes)
                             : 0.0);
   put(out,
-      ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"suppressed\":{},\"flight\":{},\"damaged\":{},\"torn_tails\":{}",
+      ",\"records\":{},\"dropped\":{},\"drop_reports\":{},\"suppressed\":{},\"flight\":{},\"damaged\":{},\"torn_"
+      "tails\":{}",
       records, t.dropped, t.drop_reports, t.suppressed, t.flight, t.frames.damaged, t.torn_tails);
   out += ",\"private_values\":[";
   for (std::size_t i = 0; i < t.private_values.size(); ++i) {

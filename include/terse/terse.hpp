@@ -262,7 +262,7 @@ struct Stats {
   std::uint64_t flight_recorded = 0;     // records kept in memory instead of the file
   std::uint64_t flight_written = 0;      // of those, written by a trigger or a crash
   std::uint64_t flight_overwritten = 0;  // given way to later ones before any trigger
-  std::vector<ThreadStats> threads;       // threads with a buffer, live or not yet drained
+  std::vector<ThreadStats> threads;      // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
 Stats stats();

@@ -100,6 +100,7 @@ TEST_CASE("a trigger writes every thread's recorded records in time order, marke
   TERSE_CRITICAL("failed {}", 3);
   flush();
   Stats stats = terse::stats();
+  CHECK(stats.callback_missed == 0);
   CHECK(stats.flight_recorded == kThreads * kEach + 1);
   CHECK(stats.flight_written == kThreads * kEach + 1);
   stop();
@@ -132,6 +133,12 @@ TEST_CASE("a trigger writes every thread's recorded records in time order, marke
 
   // The callback gets them marked too, in the file's order.
   std::lock_guard lock(seen_mutex);
+  for (std::size_t j = 0; j < std::max(seen.size(), lines.size()); ++j)
+    if (j >= seen.size() || j >= lines.size() || seen[j].first != lines[j].message) {
+      FAIL_CHECK("first difference at " << j << ": " << (j < seen.size() ? seen[j].first : "-") << " / "
+                                        << (j < lines.size() ? lines[j].message : "-"));
+      break;
+    }
   REQUIRE(seen.size() == lines.size());
   for (std::size_t j = 0; j < seen.size(); ++j) {
     CHECK(seen[j].first == lines[j].message);

@@ -473,6 +473,13 @@ class TlogBuilder {
     records_ += args;
   }
 
+  // Ends the current records frame; the records after this go into frames
+  // of `type` (schema::FrameType::flight, FORMAT.md §7.2, or an unknown one).
+  void records_as(schema::FrameType type) {
+    flush();
+    records_type_ = type;
+  }
+
   std::string finish() {
     flush();
     return out_;
@@ -481,7 +488,7 @@ class TlogBuilder {
  private:
   void flush() {
     if (records_.empty()) return;
-    frame(schema::FrameType::records, records_);
+    frame(records_type_, records_);
     records_.clear();
   }
 
@@ -500,6 +507,7 @@ class TlogBuilder {
 
   std::string out_;
   std::string records_;
+  schema::FrameType records_type_ = schema::FrameType::records;
   std::uint64_t ticks_ = 0;
   std::unordered_map<std::uint32_t, std::vector<std::uint8_t>> tags_;
   std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> previous_;

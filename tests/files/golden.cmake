@@ -20,8 +20,11 @@ target_link_libraries(terse_make_golden_v1_3 PRIVATE terse::terse)
 # Format 1.4: rate-limited sites, their suppressed counts and reports.
 add_executable(terse_make_golden_v1_4 ${TERSE_TEST_DATA}/make_golden_v1_4.cpp)
 target_link_libraries(terse_make_golden_v1_4 PRIVATE terse::terse)
+# Format 1.5: flight frames.
+add_executable(terse_make_golden_v1_5 ${TERSE_TEST_DATA}/make_golden_v1_5.cpp)
+target_link_libraries(terse_make_golden_v1_5 PRIVATE terse::terse)
 if(TARGET terse_cli)
-  foreach(version 1.1 1.3 1.4)
+  foreach(version 1.1 1.3 1.4 1.5)
     string(REPLACE "." "_" id ${version})
     foreach(output text json)
       if(output STREQUAL "json")

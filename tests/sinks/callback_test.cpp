@@ -155,12 +155,14 @@ TEST_CASE("a callback that stalls misses records, says so, and holds up neither 
   };
   start(config);
   std::vector<std::string> expected;
-  // Bursts apart in time: each goes to the writer as a batch of its own.
+  // Bursts apart in time: each goes to the writer as a batch of its own, of
+  // 800 KiB, so that the few batches that wait for the view (4 MiB) fill up.
   const int bursts = 12;
+  const std::string padding(8 << 10, 'p');
   for (int b = 0; b < bursts; ++b) {
     for (int i = 0; i < 100; ++i) {
-      TERSE_INFO("burst {} record {}", b, i);
-      expected.push_back(fmt::format("burst {} record {}", b, i));
+      TERSE_INFO("burst {} record {} {}", b, i, padding);
+      expected.push_back(fmt::format("burst {} record {} {}", b, i, padding));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(80));
   }
