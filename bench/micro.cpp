@@ -214,7 +214,30 @@ void BM_kind_recorded(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   restart_terse(terse::Level::off);
 }
+// A written call inside a terse::Context copies nothing more; creating and
+// ending a context writes a push and a pop record, measured together.
+void BM_kind_with_context(benchmark::State& state) {
+  terse::Context request("request_id", 42);
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    TERSE_INFO("counters {} {} {}", static_cast<int>(i), static_cast<int>(i * 3), 42);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_kind_context_push_pop(benchmark::State& state) {
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    terse::Context request("request_id", i);
+  }
+  terse::flush();
+  state.SetItemsProcessed(state.iterations());
+}
 BENCHMARK(BM_kind_written)->Name("kind/written")->UseRealTime();
+BENCHMARK(BM_kind_with_context)->Name("kind/with_context")->UseRealTime();
+BENCHMARK(BM_kind_context_push_pop)->Name("kind/context_push_pop")->UseRealTime();
 BENCHMARK(BM_kind_recorded)->Name("kind/recorded")->UseRealTime();
 BENCHMARK(BM_kind_suppressed_every_n)->Name("kind/suppressed_every_n")->UseRealTime();
 BENCHMARK(BM_kind_suppressed_first_n)->Name("kind/suppressed_first_n")->UseRealTime();

@@ -194,11 +194,12 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       print "its call site'"'"'s gate turns away), beside the check every call made before levels per"
       print "module (one global level loaded and compared); suppressed by a rate limit past the site'"'"'s"
       print "first record (`TERSE_LOG_EVERY_N`, `TERSE_LOG_FIRST_N`, `TERSE_LOG_EVERY`); recorded by the"
-      print "flight recorder and not written (`flight_level` debug, a debug call, no trigger)."
+      print "flight recorder and not written (`flight_level` debug, a debug call, no trigger); written"
+      print "inside a `terse::Context`; and a context created and ended (its push and pop records)."
       print ""
       print "| call | ns | × written |"
       print "|---|---:|---:|"
-      nk = split("written,recorded,disabled,disabled_global_check,suppressed_every_n,suppressed_first_n,suppressed_every", kinds, ",")
+      nk = split("written,recorded,with_context,context_push_pop,disabled,disabled_global_check,suppressed_every_n,suppressed_first_n,suppressed_every", kinds, ",")
       for (k = 1; k <= nk; k++) {
         v = t["kind", kinds[k]]
         if (v != "") printf "| %s | %.2f | %.3f |\n", kinds[k], v, v / t["kind", "written"]

@@ -76,6 +76,30 @@ struct StreamDecoder::State {
   bool cursor_flight = false;  // the frame is a flight frame (FORMAT.md §7.2)
   std::uint32_t cursor_index = 0;
 
+  // FORMAT.md §7.3: the contexts open on each thread (by index), of the
+  // normal stream and of the current run of flight frames, which carries
+  // its own.
+  std::unordered_map<std::uint32_t, std::vector<ContextField>> contexts;
+  std::unordered_map<std::uint32_t, std::vector<ContextField>> flight_contexts;
+  bool last_records_flight = false;  // the records frame read last was a flight frame
+  bool has_context_sites = false;    // the file describes one: frames before a resume point matter
+  // Bounds against a hostile file: open contexts per thread, bytes per value.
+  static constexpr std::size_t kMostContexts = 256;
+  static constexpr std::size_t kMostContextBytes = 4096;
+
+  std::vector<ContextField>& contexts_of(std::uint32_t thread, bool flight) {
+    return (flight ? flight_contexts : contexts)[thread];
+  }
+  // A context push or pop, applied; false for any other control record.
+  bool apply_context(std::uint32_t thread, std::string_view args, bool flight);
+  // The pushes and pops of a records payload that is otherwise not read (before a resume point).
+  void scan_contexts(std::string_view payload, bool flight);
+  bool context_matches(std::span<const ContextField> open) const;
+  void begin_run(bool flight) {
+    if (flight && !last_records_flight) flight_contexts.clear();
+    last_records_flight = flight;
+  }
+
   // resume_after(): where to continue, and whether that record was met yet.
   bool resuming = false;
   bool resume_failed = false;
@@ -149,6 +173,10 @@ struct StreamDecoder::State {
     unknown_sites_reported.clear();
     texts.clear();
     text_bytes = 0;
+    contexts.clear();  // a file repeats the contexts open where it starts
+    flight_contexts.clear();
+    last_records_flight = false;
+    has_context_sites = false;
     clock.reset();
     reported_missing_calibration = false;
     in_records = false;
@@ -288,6 +316,7 @@ bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std:
 // know are ignored.
 bool read_site_flags(wire::Reader& body, Site& site, std::string& error) {
   site.limited = false;
+  site.context = false;
   if (body.empty()) return true;
   std::uint64_t flags;
   if (!body.varint(flags)) {
@@ -295,6 +324,13 @@ bool read_site_flags(wire::Reader& body, Site& site, std::string& error) {
     return false;
   }
   site.limited = (flags & schema::kSiteFlagLimited) != 0;
+  // FORMAT.md §7.3: a context site holds a key, then a value.
+  site.context = (flags & schema::kSiteFlagContext) != 0;
+  if (site.context &&
+      (site.limited || site.tags.size() != 2 || site.tags[0] != static_cast<std::uint8_t>(schema::TypeTag::string))) {
+    error = "it is a context site but not a key and a value";
+    return false;
+  }
   return true;
 }
 
@@ -472,7 +508,12 @@ bool StreamDecoder::State::next(Record& record) {
       case schema::FrameType::records:
       case schema::FrameType::flight:
         if (resuming && frame.offset != resume_frame) {
-          if (frame.offset < resume_frame) break;  // before the resume point: not even decompressed
+          if (frame.offset < resume_frame) {
+            // Before the resume point: not even decompressed, unless its
+            // contexts are those of the records after it.
+            if (has_context_sites && read_numbered()) scan_contexts(payload, type == schema::FrameType::flight);
+            break;
+          }
           fail_resume(resume_frame, "no records frame starts at the resume position");
           return false;
         }
@@ -500,6 +541,7 @@ void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view 
   }
   cursor_frame = offset;
   cursor_flight = flight;
+  begin_run(flight);
   cursor_index = 0;
   in_records = true;
 }
@@ -569,7 +611,9 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
         site.types = SiteTypes{};
         site.arg_names.clear();
         site.limited = false;
+        site.context = false;
       }
+      if (site.context) has_context_sites = true;
       site.check = check_format(site.format, site.tags, site.arg_names);
       site.selected = wants(site);
       index_site(site);
@@ -627,6 +671,100 @@ void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
   }
   it->second.assign(bytes);
   text_bytes += bytes.size();
+}
+
+bool StreamDecoder::State::context_matches(std::span<const ContextField> open) const {
+  for (const auto& [key, value] : filter.context) {
+    const ContextField* field = context_find(open, key);
+    if (field == nullptr || field->text != value) return false;
+  }
+  return true;
+}
+
+bool StreamDecoder::State::apply_context(std::uint32_t thread, std::string_view args, bool flight) {
+  wire::Reader a(args);
+  std::uint8_t kind;
+  std::uint64_t serial;
+  if (!a.le(kind)) return false;
+  bool push = kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);
+  if (!push && kind != static_cast<std::uint8_t>(schema::ControlKind::context_pop)) return false;
+  if (!a.varint(serial)) {
+    damage(cursor_frame, "context record is malformed");
+    return true;
+  }
+  if (!push) {
+    auto& by_thread = flight ? flight_contexts : contexts;
+    auto it = by_thread.find(thread);
+    if (it != by_thread.end()) {
+      std::erase_if(it->second, [serial](const ContextField& f) { return f.serial == serial; });
+      if (it->second.empty()) by_thread.erase(it);
+    }
+    return true;
+  }
+  std::uint64_t id;
+  if (!a.varint(id)) {
+    damage(cursor_frame, "context record is malformed");
+    return true;
+  }
+  Site* site = find_site(id);
+  if (site == nullptr) {
+    report_unknown_site(id);
+    return true;
+  }
+  if (!site->usable) return true;
+  if (!site->context) {
+    damage(cursor_frame, "a context record names call site " + std::to_string(id) + ", which is no context site");
+    return true;
+  }
+  const char* why = "does not match the site's argument types";
+  if (!parse_args(a, *site, texts, arg_values, marked_texts, why) || !a.empty()) {
+    damage(cursor_frame, "a context record of site " + std::to_string(id) + " " + why);
+    return true;
+  }
+  std::vector<ContextField>& open = contexts_of(thread, flight);
+  if (open.size() >= kMostContexts) {
+    damage(cursor_frame,
+           "more than " + std::to_string(kMostContexts) + " contexts open on one thread; this one is left out");
+    return true;
+  }
+  ContextField field;
+  field.serial = serial;
+  field.key.assign(arg_values[0].text.substr(0, kMostContextBytes));
+  Record value;
+  value.site = site;
+  value.args = arg_values;
+  std::string message;
+  render_message(value, message);
+  // "{}={}": the value is what follows the key and its '='.
+  std::size_t key_end = arg_values[0].text.size() + 1;
+  field.text = message.size() >= key_end ? message.substr(key_end, kMostContextBytes) : message;
+  const Arg& v = arg_values[1];
+  if (v.tag == static_cast<std::uint8_t>(schema::TypeTag::structured)) {
+    detail::append_json_value(field.json, detail::StructuredView{&site->types, v.type, v.text}, {});
+  } else {
+    detail::append_json_scalar(field.json, v);
+  }
+  if (field.json.size() > kMostContextBytes) {
+    field.json.clear();
+    append_json_string(field.json, field.text);
+  }
+  std::erase_if(open, [serial](const ContextField& f) { return f.serial == serial; });
+  open.push_back(std::move(field));
+  return true;
+}
+
+void StreamDecoder::State::scan_contexts(std::string_view payload, bool flight) {
+  begin_run(flight);
+  wire::Reader r(payload);
+  if (!r.skip(8)) return;
+  while (!r.empty()) {
+    std::uint64_t site_id, thread_index, delta, args_size;
+    std::string_view args;
+    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
+        !r.bytes(args_size, args) || thread_index > UINT32_MAX)
+      return;  // reported if and when the frame is read
+    if (site_id == schema::kControlSiteId) apply_context(static_cast<std::uint32_t>(thread_index), args, flight);
+  }
 }
 
 // The next record of the current records frame that passes the filter.
@@ -719,6 +857,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     Site* reported = nullptr;
     std::uint64_t suppressed = 0;
     if (site_id == schema::kControlSiteId) {
+      if (apply_context(static_cast<std::uint32_t>(thread_index), args, cursor_flight)) continue;
       if (!reported_site(args, reported, suppressed)) continue;
     } else {
       site = find_site(site_id);
@@ -768,6 +907,18 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     record.frame_offset = cursor_frame;
     record.frame_index = index;
     record.file_offset = reader->file_offset();
+    // Its site's records name none: a context site is no call site.
+    if (site != nullptr && site->context) continue;
+    record.context = {};
+    if (site != nullptr) {
+      auto open = (cursor_flight ? flight_contexts : contexts).find(static_cast<std::uint32_t>(thread_index));
+      if (open != (cursor_flight ? flight_contexts : contexts).end()) record.context = open->second;
+    }
+    if (!filter.context.empty() && !context_matches(record.context)) {
+      ++summary.records;
+      ++summary.skipped;
+      continue;
+    }
     if (!(site == nullptr ? read_control(args, record) : read_args(args, *site, site_id, record))) continue;
     if (reported != nullptr) record.site = reported;
     record.suppressed = suppressed;

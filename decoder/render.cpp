@@ -374,16 +374,17 @@ LinePattern::LinePattern(std::string pattern) {
   // spare it the named-argument lookups on every line.
   try {
     std::string probe;
-    fmt::vformat_to(std::back_inserter(probe), pattern,
-                    fmt::make_format_args(fmt::arg("time", ""), fmt::arg("level", ""), fmt::arg("thread", 0u),
-                                          fmt::arg("file", ""), fmt::arg("line", 0u), fmt::arg("message", "")));
+    fmt::vformat_to(
+        std::back_inserter(probe), pattern,
+        fmt::make_format_args(fmt::arg("time", ""), fmt::arg("level", ""), fmt::arg("thread", 0u), fmt::arg("file", ""),
+                              fmt::arg("line", 0u), fmt::arg("message", ""), fmt::arg("context", "")));
   } catch (const fmt::format_error& e) {
     throw std::invalid_argument("bad --format pattern '" + pattern + "': " + e.what() +
-                                " (placeholders: {time} {level} {thread} {file} {line} {message})");
+                                " (placeholders: {time} {level} {thread} {file} {line} {message} {context})");
   }
-  static const std::pair<std::string_view, Field> kFields[] = {{"time", Field::time},     {"level", Field::level},
-                                                               {"thread", Field::thread}, {"file", Field::file},
-                                                               {"line", Field::line},     {"message", Field::message}};
+  static const std::pair<std::string_view, Field> kFields[] = {
+      {"time", Field::time}, {"level", Field::level},     {"thread", Field::thread},  {"file", Field::file},
+      {"line", Field::line}, {"message", Field::message}, {"context", Field::context}};
   std::string literal;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
@@ -403,6 +404,7 @@ LinePattern::LinePattern(std::string pattern) {
     Field field = Field::literal;
     for (const auto& [known, value] : kFields)
       if (name == known) field = value;
+    if (field == Field::context) has_context_field_ = true;
     if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});
     literal.clear();
     pieces_.push_back(
@@ -491,6 +493,20 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         }
         if (record.kind == RecordKind::log && record.suppressed > 0)
           fmt::format_to(std::back_inserter(out), " [{} suppressed]", record.suppressed);
+        if (!has_context_field_ && !record.context.empty()) {
+          out += " {";
+          append_context_text(out, record.context);
+          out += '}';
+        }
+        break;
+      case Field::context:
+        if (piece.text.empty()) {
+          append_context_text(out, record.context);
+        } else {
+          std::string text;
+          append_context_text(text, record.context);
+          put(piece, text);
+        }
         break;
     }
   }
@@ -623,7 +639,47 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   out += named ? '}' : ']';
   if (record.suppressed > 0) fmt::format_to(std::back_inserter(out), ",\"suppressed\":{}", record.suppressed);
   if (record.flight) out += ",\"flight\":true";
+  append_json_context(out, record.context);
   out += "}\n";
+}
+
+bool context_shows(std::span<const ContextField> context, std::size_t i) {
+  for (std::size_t j = i + 1; j < context.size(); ++j)
+    if (context[j].key == context[i].key) return false;
+  return true;
+}
+
+const ContextField* context_find(std::span<const ContextField> context, std::string_view key) {
+  for (std::size_t i = context.size(); i-- > 0;)
+    if (context[i].key == key) return &context[i];
+  return nullptr;
+}
+
+void append_context_text(std::string& out, std::span<const ContextField> context) {
+  bool first = true;
+  for (std::size_t i = 0; i < context.size(); ++i) {
+    if (!context_shows(context, i)) continue;
+    if (!first) out += ' ';
+    first = false;
+    out += context[i].key;
+    out += '=';
+    out += context[i].text;
+  }
+}
+
+void append_json_context(std::string& out, std::span<const ContextField> context) {
+  if (context.empty()) return;
+  out += ",\"context\":{";
+  bool first = true;
+  for (std::size_t i = 0; i < context.size(); ++i) {
+    if (!context_shows(context, i)) continue;
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, context[i].key);
+    out += ':';
+    out += context[i].json;
+  }
+  out += '}';
 }
 
 }  // namespace terse::decoder

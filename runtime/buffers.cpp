@@ -209,4 +209,28 @@ std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t
   return total;
 }
 
+// A control record (FORMAT.md §7) from the calling thread's buffer.
+void write_control(std::string_view args) noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  if (buffer == nullptr) buffer = create_thread_buffer();
+  if (buffer == nullptr) return;
+  std::size_t stride = ring_stride(args.size());
+  char* out = buffer->try_reserve(stride);
+  if (out == nullptr) out = reserve_slow(*buffer, stride);
+  if (out == nullptr) return;
+  buffer->begin_record();
+  RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
+  std::memcpy(out, &header, sizeof header);
+  std::memcpy(out + kRingHeaderSize, args.data(), args.size());
+  buffer->commit(header.ticks);
+}
+
+void pop_context(std::uint64_t serial) noexcept {
+  if (!g_hot.running.load(std::memory_order_relaxed)) return;
+  char args[1 + 10];
+  args[0] = static_cast<char>(schema::ControlKind::context_pop);
+  char* end = wire::write_varint(args + 1, serial);
+  write_control(std::string_view(args, static_cast<std::size_t>(end - args)));
+}
+
 }  // namespace terse::detail

@@ -134,14 +134,19 @@ void Collector::describe_site(Batch& batch, std::uint32_t id) {
   sites_written_[id] = true;
 }
 
-// FORMAT.md §7 kind 3: a suppressed-calls report names a site, which the
-// file must describe before it.
+// FORMAT.md §7 kinds 3 and 4: a suppressed-calls report and a context push
+// name a site, which the file must describe before them.
 void Collector::describe_reported_site(Batch& batch, std::string_view args) {
   wire::Reader r(args);
   std::uint8_t kind = 0;
   std::uint64_t id = 0;
-  if (r.le(kind) && kind == static_cast<std::uint8_t>(schema::ControlKind::suppressed) && r.varint(id) && id != 0 &&
-      id <= UINT32_MAX && site_info(static_cast<std::uint32_t>(id)) != nullptr)
+  if (!r.le(kind)) return;
+  // A context push names its context's site after its serial (§7.3).
+  std::uint64_t serial = 0;
+  if (kind == static_cast<std::uint8_t>(schema::ControlKind::context_push) && !r.varint(serial)) return;
+  bool names_site = kind == static_cast<std::uint8_t>(schema::ControlKind::suppressed) ||
+                    kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);
+  if (names_site && r.varint(id) && id != 0 && id <= UINT32_MAX && site_info(static_cast<std::uint32_t>(id)) != nullptr)
     describe_site(batch, static_cast<std::uint32_t>(id));
 }
 
@@ -210,15 +215,69 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
 }
 
 void Collector::take(Batch*& batch, const Cursor& c) {
+  std::string_view args(c.args, c.header.args_size);
   if (c.header.site_id & kRingFlightBit) {
-    std::uint64_t given_way =
-        flight_.keep(c.buffer->index, c.header.site_id & ~kRingFlightBit, c.header.ticks, c.args, c.header.args_size);
+    std::uint64_t given_way = flight_.keep(c.buffer->index, c.header.site_id & ~kRingFlightBit, c.header.ticks, args);
     counters_.flight_recorded.fetch_add(1, std::memory_order_relaxed);
     if (given_way > 0) counters_.flight_overwritten.fetch_add(given_way, std::memory_order_relaxed);
     return;
   }
-  if (!flight_.empty() && triggers_flight(c.header.site_id)) write_flight(batch);
+  if (c.header.site_id == schema::kControlSiteId) {
+    track_context(c.buffer->index, c.header.ticks, args);
+  } else if (!flight_.empty() && triggers_flight(c.header.site_id)) {
+    write_flight(batch);
+  }
   append_record(*batch, c.header, c.buffer->index, c.args);
+}
+
+// FORMAT.md §7.3: the contexts open on each thread, which every new file
+// repeats and the flight recorder's records need.
+void Collector::track_context(std::uint32_t thread_index, std::uint64_t ticks, std::string_view args) {
+  wire::Reader r(args);
+  std::uint8_t kind = 0;
+  std::uint64_t serial = 0;
+  if (!r.le(kind) || !r.varint(serial)) return;
+  bool push = kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);
+  if (!push && kind != static_cast<std::uint8_t>(schema::ControlKind::context_pop)) return;
+  std::vector<OpenContext>& open = contexts_[thread_index];
+  if (push) {
+    open.push_back({serial, ticks, std::string(args)});
+  } else {
+    std::erase_if(open, [serial](const OpenContext& o) { return o.serial == serial; });
+    if (open.empty()) contexts_.erase(thread_index);
+  }
+  contexts_changed_ = true;
+  if (flight_on_) {
+    std::uint64_t given_way = flight_.keep_context(thread_index, push, serial, ticks, args);
+    if (given_way > 0) counters_.flight_overwritten.fetch_add(given_way, std::memory_order_relaxed);
+  }
+}
+
+// The open contexts' pushes as a records payload (FORMAT.md §7), in time
+// order, for the writer to put at the start of every file from this batch on.
+void Collector::snapshot_contexts(Batch& batch) {
+  struct Open {
+    std::uint32_t thread;
+    const OpenContext* context;
+  };
+  std::vector<Open> all;
+  for (const auto& [thread, open] : contexts_)
+    for (const OpenContext& o : open) all.push_back({thread, &o});
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Open& a, const Open& b) { return a.context->ticks < b.context->ticks; });
+  batch.contexts.clear();
+  batch.contexts_changed = true;
+  contexts_changed_ = false;
+  if (all.empty()) return;
+  std::uint64_t previous = all.front().context->ticks;
+  wire::put_le<std::uint64_t>(batch.contexts, previous);
+  for (const Open& o : all) {
+    wire::put_varint(batch.contexts, schema::kControlSiteId);
+    wire::put_varint(batch.contexts, o.thread);
+    wire::put_varint(batch.contexts, wire::zigzag(static_cast<std::int64_t>(o.context->ticks - previous)));
+    wire::put_bytes(batch.contexts, o.context->args);
+    previous = o.context->ticks;
+  }
 }
 
 bool Collector::triggers_flight(std::uint32_t site_id) const {
@@ -326,6 +385,7 @@ bool Collector::anything_pending() const {
 }
 
 void Collector::submit(Batch*& batch) {
+  if (contexts_changed_) snapshot_contexts(*batch);
   queue_.submit(batch);
   batch = queue_.take();
   batch_opened_ = {};

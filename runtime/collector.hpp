@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <terse/delta.hpp>
@@ -66,6 +69,8 @@ class Collector {
   // A record from a ring: into the batch, or the flight recorder.
   void take(Batch*& batch, const Cursor& c);
   bool triggers_flight(std::uint32_t site_id) const;
+  void track_context(std::uint32_t thread_index, std::uint64_t ticks, std::string_view args);
+  void snapshot_contexts(Batch& batch);
   // What the flight recorder holds, as flight batches after the current one.
   void write_flight(Batch*& batch);
   std::size_t drain(std::uint64_t cutoff, Batch*& batch);
@@ -94,6 +99,13 @@ class Collector {
   bool flight_on_;
   std::uint8_t flight_trigger_;
   FlightRecorder flight_;
+  struct OpenContext {
+    std::uint64_t serial;
+    std::uint64_t ticks;
+    std::string args;  // its push's control record args
+  };
+  std::unordered_map<std::uint32_t, std::vector<OpenContext>> contexts_;  // by thread index
+  bool contexts_changed_ = false;                                         // since the last batch's snapshot
 };
 
 }  // namespace terse::detail

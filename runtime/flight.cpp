@@ -6,56 +6,81 @@
 namespace terse::detail {
 
 std::uint64_t FlightRecorder::keep(std::uint32_t thread_index, std::uint32_t site_id, std::uint64_t ticks,
-                                   const char* args, std::uint32_t size) {
-  std::size_t entry_size = kEntryHeader + size;
-  if (entry_size > limit_) return 1;
+                                   std::string_view args) {
+  Header header{ticks, 0, site_id, static_cast<std::uint32_t>(args.size()), Kind::record, 0};
+  return append(thread_index, header, args);
+}
+
+std::uint64_t FlightRecorder::keep_context(std::uint32_t thread_index, bool push, std::uint64_t serial,
+                                           std::uint64_t ticks, std::string_view args) {
+  Header header{ticks, serial, 0, static_cast<std::uint32_t>(args.size()), push ? Kind::push : Kind::pop, 0};
+  return append(thread_index, header, args);
+}
+
+// A push or pop that leaves the window moves into the contexts open before it.
+void FlightRecorder::apply(ThreadRecords& t, const Header& header, std::string_view args) {
+  if (header.kind == Kind::push) {
+    t.open_before.push_back({header.serial, header.ticks, std::string(args)});
+  } else if (header.kind == Kind::pop) {
+    std::erase_if(t.open_before, [&](const OpenContext& c) { return c.serial == header.serial; });
+  }
+}
+
+std::uint64_t FlightRecorder::append(std::uint32_t thread_index, const Header& header, std::string_view args) {
+  std::size_t counted = kCountedHeader + args.size();
   ThreadRecords& t = threads_[thread_index];
+  if (counted > limit_) {
+    if (header.kind != Kind::record) apply(t, header, args);
+    return header.kind == Kind::record ? 1 : 0;
+  }
   std::uint64_t given_way = 0;
   // Oldest first, until the new one fits.
-  while (t.bytes.size() - t.start + entry_size > limit_) {
-    std::uint32_t old_size;
-    std::memcpy(&old_size, t.bytes.data() + t.start + 12, 4);
-    t.start += kEntryHeader + old_size;
-    --t.count;
-    --held_;
-    ++given_way;
+  while (t.held + counted > limit_) {
+    Header old;
+    std::memcpy(&old, t.bytes.data() + t.start, sizeof old);
+    std::string_view old_args(t.bytes.data() + t.start + sizeof old, old.size);
+    if (old.kind == Kind::record) {
+      --t.records;
+      --held_;
+      ++given_way;
+    } else {
+      apply(t, old, old_args);
+    }
+    t.start += sizeof old + old.size;
+    t.held -= kCountedHeader + old.size;
   }
-  // The bytes given way are reclaimed once they are as many as those held,
-  // so a thread's memory stays under twice its limit.
+  // The bytes given way are reclaimed once they are as many as the limit,
+  // so a thread's memory stays within about twice its limit.
   if (t.start >= limit_) {
     t.bytes.erase(t.bytes.begin(), t.bytes.begin() + static_cast<std::ptrdiff_t>(t.start));
     t.start = 0;
   }
   std::size_t at = t.bytes.size();
-  t.bytes.resize(at + entry_size);
-  char* out = t.bytes.data() + at;
-  std::memcpy(out, &ticks, 8);
-  std::memcpy(out + 8, &site_id, 4);
-  std::memcpy(out + 12, &size, 4);
-  if (size > 0) std::memcpy(out + kEntryHeader, args, size);
-  ++t.count;
-  ++held_;
+  t.bytes.resize(at + sizeof header + args.size());
+  std::memcpy(t.bytes.data() + at, &header, sizeof header);
+  if (!args.empty()) std::memcpy(t.bytes.data() + at + sizeof header, args.data(), args.size());
+  t.held += counted;
+  if (header.kind == Kind::record) {
+    ++t.records;
+    ++held_;
+  }
   return given_way;
 }
 
 const std::vector<FlightRecorder::Entry>& FlightRecorder::in_time_order() {
   merged_.clear();
-  merged_.reserve(held_);
   for (const auto& [index, t] : threads_) {
+    if (t.records == 0) continue;
+    for (const OpenContext& c : t.open_before) merged_.push_back({c.ticks, 0, index, c.args});
     std::size_t at = t.start;
     while (at < t.bytes.size()) {
-      Entry e;
-      std::uint32_t size;
-      std::memcpy(&e.ticks, t.bytes.data() + at, 8);
-      std::memcpy(&e.site_id, t.bytes.data() + at + 8, 4);
-      std::memcpy(&size, t.bytes.data() + at + 12, 4);
-      e.thread_index = index;
-      e.args = std::string_view(t.bytes.data() + at + kEntryHeader, size);
-      merged_.push_back(e);
-      at += kEntryHeader + size;
+      Header h;
+      std::memcpy(&h, t.bytes.data() + at, sizeof h);
+      merged_.push_back({h.ticks, h.site_id, index, std::string_view(t.bytes.data() + at + sizeof h, h.size)});
+      at += sizeof h + h.size;
     }
   }
-  // Each thread's records are in time order already; stable keeps them so
+  // Each thread's entries are in time order already; stable keeps them so
   // where two threads' timestamps tie or a thread's go backwards.
   std::stable_sort(merged_.begin(), merged_.end(), [](const Entry& a, const Entry& b) { return a.ticks < b.ticks; });
   return merged_;
@@ -64,6 +89,14 @@ const std::vector<FlightRecorder::Entry>& FlightRecorder::in_time_order() {
 void FlightRecorder::clear() {
   merged_.clear();
   for (auto& [index, t] : threads_) {
+    // What was pushed and popped in the window is the context of what comes next.
+    std::size_t at = t.start;
+    while (at < t.bytes.size()) {
+      Header h;
+      std::memcpy(&h, t.bytes.data() + at, sizeof h);
+      if (h.kind != Kind::record) apply(t, h, std::string_view(t.bytes.data() + at + sizeof h, h.size));
+      at += sizeof h + h.size;
+    }
     // What a busy thread grew to past its limit goes back.
     if (t.bytes.capacity() > limit_) {
       std::vector<char>().swap(t.bytes);
@@ -71,7 +104,8 @@ void FlightRecorder::clear() {
       t.bytes.clear();
     }
     t.start = 0;
-    t.count = 0;
+    t.held = 0;
+    t.records = 0;
   }
   held_ = 0;
   // An ended thread has nothing more to record.
@@ -82,7 +116,7 @@ void FlightRecorder::clear() {
 std::uint64_t FlightRecorder::thread_ended(std::uint32_t thread_index) {
   auto it = threads_.find(thread_index);
   if (it == threads_.end()) return 0;
-  if (it->second.count == 0) {
+  if (it->second.records == 0) {
     threads_.erase(it);
     return 0;
   }
@@ -91,8 +125,8 @@ std::uint64_t FlightRecorder::thread_ended(std::uint32_t thread_index) {
     auto oldest = threads_.find(ended_.front());
     ended_.pop_front();
     if (oldest != threads_.end()) {
-      std::uint64_t lost = oldest->second.count;
-      held_ -= oldest->second.count;
+      std::uint64_t lost = oldest->second.records;
+      held_ -= oldest->second.records;
       threads_.erase(oldest);
       return lost;
     }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -19,7 +20,7 @@ class FlightRecorder {
  public:
   struct Entry {
     std::uint64_t ticks;
-    std::uint32_t site_id;
+    std::uint32_t site_id;  // 0: a context push or pop (FORMAT.md §7.3)
     std::uint32_t thread_index;
     std::string_view args;
   };
@@ -28,12 +29,18 @@ class FlightRecorder {
   // and the arguments, as in its ring) add up to at most `bytes_per_thread`.
   explicit FlightRecorder(std::size_t bytes_per_thread) : limit_(bytes_per_thread) {}
 
-  // Returns how many older records of the thread gave way to it (itself
-  // included, when it alone is over the limit).
-  std::uint64_t keep(std::uint32_t thread_index, std::uint32_t site_id, std::uint64_t ticks, const char* args,
-                     std::uint32_t size);
+  // A recorded record. Returns how many older records of the thread gave
+  // way to it (itself included, when it alone is over the limit).
+  std::uint64_t keep(std::uint32_t thread_index, std::uint32_t site_id, std::uint64_t ticks, std::string_view args);
+  // A context push or pop of the thread (its control record's args), which
+  // the recorded records of the thread need to be read in their contexts.
+  // Returns as keep() does.
+  std::uint64_t keep_context(std::uint32_t thread_index, bool push, std::uint64_t serial, std::uint64_t ticks,
+                             std::string_view args);
   bool empty() const { return held_ == 0; }
-  // Everything held, all threads merged by time; valid until clear().
+  // Everything held of the threads with recorded records, all merged by
+  // time: first the pushes of the contexts open before their oldest record,
+  // then their records with the pushes and pops among them. Valid until clear().
   const std::vector<Entry>& in_time_order();
   void clear();
   // The thread's buffer is gone: its records are kept for a later trigger
@@ -42,19 +49,40 @@ class FlightRecorder {
   std::uint64_t thread_ended(std::uint32_t thread_index);
 
  private:
-  struct ThreadRecords {
-    // Entries back to back: ticks(u64) site_id(u32) size(u32) args(size).
-    std::vector<char> bytes;
-    std::size_t start = 0;  // where the oldest entry still held begins
-    std::size_t count = 0;
+  enum class Kind : std::uint32_t { record, push, pop };
+  struct OpenContext {
+    std::uint64_t serial;
+    std::uint64_t ticks;
+    std::string args;
   };
-  static constexpr std::size_t kEntryHeader = 16;
+  struct ThreadRecords {
+    // Entries back to back: ticks(u64) serial(u64) site_id(u32) size(u32)
+    // kind(u32) pad(u32) args(size).
+    std::vector<char> bytes;
+    std::size_t start = 0;    // where the oldest entry still held begins
+    std::size_t held = 0;     // bytes of the entries held, as their limit counts them
+    std::size_t records = 0;  // recorded records among them
+    // The contexts open before the oldest entry held.
+    std::vector<OpenContext> open_before;
+  };
+  struct Header {
+    std::uint64_t ticks;
+    std::uint64_t serial;
+    std::uint32_t site_id;
+    std::uint32_t size;
+    Kind kind;
+    std::uint32_t pad;
+  };
+  static constexpr std::size_t kCountedHeader = 16;  // what a record's header takes in its ring
   static constexpr std::size_t kEndedThreadsKept = 64;
+
+  std::uint64_t append(std::uint32_t thread_index, const Header& header, std::string_view args);
+  static void apply(ThreadRecords& t, const Header& header, std::string_view args);
 
   std::size_t limit_;
   std::unordered_map<std::uint32_t, ThreadRecords> threads_;
   std::deque<std::uint32_t> ended_;  // oldest first
-  std::size_t held_ = 0;             // records, all threads
+  std::size_t held_ = 0;             // recorded records, all threads
   std::vector<Entry> merged_;
 };
 

@@ -36,6 +36,10 @@ struct BufferRegistry {
 BufferRegistry& buffer_registry() noexcept;
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
 
+// A control record (FORMAT.md §7) from the calling thread's buffer, whole
+// or not at all (a full buffer under Overflow::drop counts it as a drop).
+void write_control(std::string_view args) noexcept;
+
 // Wakes the IO thread early: for a request (flush, stop), always.
 void wake_io_thread() noexcept;
 // For a ring filling up: only when the IO thread sleeps, and then only the

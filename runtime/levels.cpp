@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "environment.hpp"
+#include "internal.hpp"
 
 namespace terse::detail {
 namespace {
@@ -190,22 +191,6 @@ std::optional<std::string> read_small_file(const std::string& path, std::string&
   return content;
 }
 
-// A control record (FORMAT.md §7) from the calling thread's buffer.
-void write_control(std::string_view args) noexcept {
-  ThreadBuffer* buffer = tls_buffer;
-  if (buffer == nullptr) buffer = create_thread_buffer();
-  if (buffer == nullptr) return;
-  std::size_t stride = ring_stride(args.size());
-  char* out = buffer->try_reserve(stride);
-  if (out == nullptr) out = reserve_slow(*buffer, stride);
-  if (out == nullptr) return;
-  buffer->begin_record();
-  RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
-  std::memcpy(out, &header, sizeof header);
-  std::memcpy(out + kRingHeaderSize, args.data(), args.size());
-  buffer->commit(header.ticks);
-}
-
 struct Pending {
   Site* site;
   std::uint64_t count;
@@ -250,7 +235,7 @@ void notice_at(std::string_view text) noexcept {
                              signature::describer()};
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   if (id == 0) id = register_site(site);
-  if (id != 0) log_impl<tags>(id, 0, std::index_sequence_for<std::string_view>{}, text);
+  if (id != 0) log_impl<tags>(id, {}, std::index_sequence_for<std::string_view>{}, text);
 }
 
 }  // namespace

@@ -298,6 +298,7 @@ void after_fork_in_child() {
   levels_after_fork_in_child();
   (void)g_levels_watcher.release();  // its thread is the parent's
   buffer_settings().running.store(false, std::memory_order_relaxed);
+  g_hot.running.store(false, std::memory_order_relaxed);
   g_crash_target.store(nullptr, std::memory_order_relaxed);
   (void)g_logger.release();  // its threads are the parent's: never join or destroy it here
   renew_io_wakeup_after_fork();
@@ -358,6 +359,7 @@ void start(const Config& requested) {
     for (ThreadBuffer* b : registry.buffers) b->dropped_before_start = b->dropped.load(std::memory_order_relaxed);
   }
   settings.running.store(true, std::memory_order_release);
+  g_hot.running.store(true, std::memory_order_relaxed);
   logger->run();
   g_logger = std::move(logger);
   if (config.crash_handler || config.termination_signals)
@@ -401,6 +403,7 @@ void stop() {
   g_levels_watcher.reset();
   report_suppressed();
   levels_stop();
+  g_hot.running.store(false, std::memory_order_relaxed);  // contexts open now stay open in the files
   g_stop_draining.store(true);  // before the target goes: a termination signal always finds one or the other
   g_crash_target.store(nullptr);
   uninstall_crash_handlers();

@@ -48,6 +48,8 @@ void Batch::clear() {
   last = false;
   has_long_args = false;
   flight = false;
+  contexts_changed = false;
+  contexts.clear();
 }
 
 void Counters::add_to(Stats& s) const {

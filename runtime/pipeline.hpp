@@ -72,6 +72,10 @@ struct Batch {
   bool last = false;                 // the collector has stopped
   bool has_long_args = false;        // some record may hold a string worth interning
   bool flight = false;               // the flight recorder's records: a flight frame (FORMAT.md §7.2)
+  // The pushes of the contexts open after this batch, as a records payload
+  // (FORMAT.md §7.3), when they changed in it: what each new file repeats.
+  bool contexts_changed = false;
+  std::string contexts;
 
   void clear();
 };

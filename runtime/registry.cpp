@@ -36,11 +36,12 @@ std::atomic<const SiteInfo*>* chunk_for(std::uint32_t id, bool create) noexcept 
 }
 
 // FORMAT.md §6: arg_types, then arg_names when the site has any, then the
-// flags of a rate-limited site (the fields before them written as empty
+// flags of a rate-limited or a context site (the fields before them written as empty
 // where the site has none).
 void build_extension(const Site& site, const char* const* names, std::string& extension) {
   bool limited = site.limit != nullptr;
-  if (site.describe_types == nullptr && !limited) return;
+  std::uint64_t flags = (limited ? schema::kSiteFlagLimited : 0) | (site.context ? schema::kSiteFlagContext : 0);
+  if (site.describe_types == nullptr && flags == 0) return;
   if (site.describe_types != nullptr) {
     site.describe_types(extension);
   } else {
@@ -49,10 +50,10 @@ void build_extension(const Site& site, const char* const* names, std::string& ex
   if (names != nullptr) {
     wire::put_varint(extension, site.arg_count);
     for (std::uint8_t i = 0; i < site.arg_count; ++i) wire::put_bytes(extension, std::string_view(names[i]));
-  } else if (limited) {
+  } else if (flags != 0) {
     wire::put_varint(extension, 0);
   }
-  if (limited) wire::put_varint(extension, schema::kSiteFlagLimited);
+  if (flags != 0) wire::put_varint(extension, flags);
 }
 
 // nullptr when out of memory: the call is lost, the next one tries again.

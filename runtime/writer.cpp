@@ -60,6 +60,8 @@ void Writer::run() {
       if (view_) view_->offer(*work.batch);
       bool written = write_batch(*work.batch) || write_failed(*work.batch);
       if (written && failing_) write_recovered();
+      // From the next file on (FORMAT.md §7.3); written or lost, the batch is behind us.
+      if (work.batch->contexts_changed) open_contexts_ = work.batch->contexts;
     }
     if (work.durable_wanted || sync_due()) sync_file();
     bool last = work.batch != nullptr && work.batch->last;
@@ -117,6 +119,8 @@ bool Writer::write_batch(const Batch& batch) {
   if ((batch.calibration_changed || whole_dictionary) && !fresh) frames_.append_calibration(out_, calibration_written_);
   if (whole_dictionary) {
     frames_.append_dictionary(out_, dictionary_, level);
+    // The lost batches may have opened contexts too.
+    if (!open_contexts_.empty()) frames_.append_frame(out_, schema::FrameType::records, open_contexts_, level);
   } else if (!batch.dictionary.empty() && !fresh) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
@@ -292,12 +296,14 @@ bool Writer::open_file(bool throw_on_error) {
   return file_started_;
 }
 
-// Preamble, info, calibration and the whole dictionary so far: every file
-// decodes on its own.
+// Preamble, info, calibration, the whole dictionary so far and the pushes of
+// the contexts open: every file decodes on its own.
 bool Writer::write_file_start() {
   out_.clear();
   frames_.append_file_start(out_, file_sequence_, calibration_written_);
   frames_.append_dictionary(out_, dictionary_, config_.compression_level);
+  if (!open_contexts_.empty())
+    frames_.append_frame(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
 }
 

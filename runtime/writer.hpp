@@ -81,7 +81,10 @@ class Writer {
   std::uint64_t unsynced_bytes_ = 0;
   std::chrono::steady_clock::time_point unsynced_since_{};
   std::string dictionary_;  // every entry written so far, replayed into each new file
-  TextInterner interner_;   // per file
+  // The pushes of the contexts open (FORMAT.md §7.3) as a records payload,
+  // repeated after the dictionary at the start of each new file.
+  std::string open_contexts_;
+  TextInterner interner_;  // per file
   std::string interned_records_;
   std::string interned_entries_;
   std::string out_;

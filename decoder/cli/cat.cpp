@@ -237,7 +237,7 @@ CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
   cat->footer(kCatFooter);
   cat->add_option("paths", o.paths, "Files, directories (their .tlog files) or - for standard input")->required();
   auto* format_option =
-      cat->add_option("--format", o.pattern, "Line pattern: {time} {level} {thread} {file} {line} {message}");
+      cat->add_option("--format", o.pattern, "Line pattern: {time} {level} {thread} {file} {line} {message} {context}");
   auto* mode_option = cat->add_option("-o,--output", o.mode, "Output mode: short, precise, cat or json")
                           ->check(CLI::IsMember({"short", "precise", "cat", "json"}));
   cat->add_flag("--json", o.json,

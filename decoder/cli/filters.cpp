@@ -232,6 +232,14 @@ Filters make_filters(const FilterOptions& o, std::int64_t now) {
   // Drop reports print as warnings from "terse": they pass a level filter
   // that admits warn, and no --site.
   f.decoder.dropped = o.sites.empty() && levels.contains(*parse_level("warn"));
+  for (const std::string& item : o.contexts) {
+    std::size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw UsageError("bad --context '" + item + "': expected KEY=VALUE, e.g. --context request_id=42");
+    f.decoder.context.emplace_back(item.substr(0, equals), item.substr(equals + 1));
+  }
+  // A drop report belongs to no context.
+  if (!o.contexts.empty()) f.decoder.dropped = false;
   if (!o.grep.empty()) {
     // As journalctl: a pattern without capitals ignores case.
     bool has_upper = std::any_of(o.grep.begin(), o.grep.end(), [](unsigned char c) { return std::isupper(c); });
@@ -257,6 +265,9 @@ void add_filter_options(CLI::App& command, FilterOptions& o, UntilOption until) 
                      "(repeatable)");
   command.add_option("-g,--grep", o.grep,
                      "Only records whose message matches this regex (no capitals: case-insensitive)");
+  command.add_option("--context", o.contexts,
+                     "Only records logged within this terse::Context: KEY=VALUE, the value as `terse cat` prints it "
+                     "(repeatable: all of them)");
   command.add_option("--mask", o.mask_path,
                      "Redact: a file of 'REGEX => REPLACEMENT' lines applied to messages and string arguments "
                      "(re-read when it changes while following)");

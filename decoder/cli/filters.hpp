@@ -60,6 +60,7 @@ struct FilterOptions {
   std::vector<std::string> threads;
   std::vector<std::string> sites;
   std::string grep;
+  std::vector<std::string> contexts;  // KEY=VALUE
   bool utc = false;
   std::string mask_path;
 };

@@ -52,7 +52,9 @@ std::string json_schema_header(bool with_cursor) {
                      R"j("suppressed":"integer, only when not 0: calls a rate-limited call site suppressed )j"
                      R"j(since its previous record (a report at stop: after its last)",)j"
                      R"j("flight":"true, only for a record of the flight recorder: kept in memory and written )j"
-                     R"j(when a trigger or a crash came, not in the normal stream")j";
+                     R"j(when a trigger or a crash came, not in the normal stream",)j"
+                     R"j("context":"object, only when not empty: the terse::Context fields open on the thread, )j"
+                     R"j(key to value")j";
   if (with_cursor) line += R"j(,"cursor":"string: opaque; --after-cursor resumes after this record")j";
   return line + "}}\n";
 }

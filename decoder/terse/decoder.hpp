@@ -117,6 +117,9 @@ struct Site {
   // FORMAT.md §6 flags (1.4): a rate-limited site, whose records say how
   // many calls it suppressed before each.
   bool limited = false;
+  // FORMAT.md §6 flags (1.5): not a call site but the layout of a
+  // terse::Context's key and value, which context pushes name (§7.3).
+  bool context = false;
   FormatCheck check;
   // False when the entry's type expressions or names are malformed: the
   // site was reported and its records are skipped (FORMAT.md §6, §8.1).
@@ -161,6 +164,15 @@ struct Arg {
   Arg() : u(0) {}
 };
 
+// A field that terse::Context attached to the records of a thread (FORMAT.md
+// §7.3, 1.5).
+struct ContextField {
+  std::string key;
+  std::string text;          // the value as fmt prints it
+  std::string json;          // the value as JSON
+  std::uint64_t serial = 0;  // its push's, which its pop names
+};
+
 // log: a record of `site`; dropped: a thread's drop report; suppressed: how
 // many calls `site` (rate-limited) suppressed after its last record, written
 // when the logger stopped (FORMAT.md §7 kind 3).
@@ -179,6 +191,10 @@ struct Record {
   // From a flight frame (FORMAT.md §7.2, 1.5): recorded by the flight
   // recorder and written when a trigger or a crash came, not in the normal stream.
   bool flight = false;
+  // kind == log: the contexts open on its thread when it was logged,
+  // outermost first; an inner one hides an outer one of the same key
+  // (context_shows() says which show).
+  std::span<const ContextField> context;
   std::uint64_t dropped_count = 0;  // kind == dropped
   std::int64_t dropped_first_ns = 0;
   std::int64_t dropped_last_ns = 0;
@@ -198,7 +214,14 @@ struct Filter {
   std::int64_t since_ns = INT64_MIN;          // inclusive
   std::int64_t until_ns = INT64_MAX;          // inclusive
   bool dropped = true;                        // pass drop reports (time and thread still apply)
+  // Only records with each of these context fields (key, value as text).
+  std::vector<std::pair<std::string, std::string>> context;
 };
+
+// Whether context[i] shows: no later field of the same key hides it.
+bool context_shows(std::span<const ContextField> context, std::size_t i);
+// The value of `key` in the context, or null.
+const ContextField* context_find(std::span<const ContextField> context, std::string_view key);
 
 struct Summary {
   std::uint64_t frames = 0;
@@ -325,18 +348,25 @@ class LinePattern {
   void append_line(std::string& out, const Record& record, const TimeStyle& style,
                    const std::string_view* message) const;
 
-  enum class Field : std::uint8_t { literal, time, level, thread, file, line, message };
+  enum class Field : std::uint8_t { literal, time, level, thread, file, line, message, context };
   struct Piece {
     Field field;
     std::string text;  // the literal, or "{:SPEC}" for a field with a spec
   };
   std::vector<Piece> pieces_;
+  // Without a {context} field the fields follow the message: " {request_id=42}".
+  bool has_context_field_ = false;
 };
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";
 // What {level} is followed by for a record of the flight recorder, so that
 // nobody takes it for the normal stream: "debug (flight)".
 inline constexpr const char* kFlightMarker = " (flight)";
+
+// The context fields that show, as `terse cat` prints them: "request_id=42 user=ann".
+void append_context_text(std::string& out, std::span<const ContextField> context);
+// ,"context":{...} when the record has context fields; nothing otherwise.
+void append_json_context(std::string& out, std::span<const ContextField> context);
 
 // One JSON object: time, level, thread, file, line, message, args. "args"
 // is an array, or an object keyed by argument name (by position for an

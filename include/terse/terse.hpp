@@ -293,6 +293,29 @@ void set_levels(std::string_view levels);
 // What is set, in the same syntax: the default first, then each selector.
 std::string levels();
 
+// A field of every record the calling thread logs while the object lives:
+//
+//   terse::Context ctx("request_id", id);
+//   TERSE_INFO("charged {} cents", cents);  // `terse cat`: "... charged 120 cents {request_id=42}"
+//
+// Any type a logging call takes works as the value; contexts nest, and an
+// inner one with the same key shows beside the outer one. Creating and
+// ending one writes a small record each (FORMAT.md §7.3), from which `terse
+// cat` attaches the fields to the thread's records, so a logging call
+// copies nothing more for them. A context lives on the thread that created
+// it; it is not written before start() or after stop().
+class Context {
+ public:
+  template <typename T>
+  [[nodiscard]] Context(std::string_view key, const T& value) noexcept;
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+ private:
+  std::uint64_t serial_ = 0;  // 0: not written, nothing to end
+};
+
 // Process-wide: how terse::secret() values are stored from now on (for
 // example `clear` while debugging). Each stored value says which way it was
 // stored; hashing needs Config::private_key.
@@ -309,6 +332,7 @@ namespace detail {
 
 // What a logged call reads besides its site, on one cache line.
 struct alignas(64) HotSettings {
+  std::atomic<bool> running{false};  // between start() and stop(): a context is worth writing
   std::atomic<bool> synchronous{false};
   std::atomic<std::uint8_t> private_mode{static_cast<std::uint8_t>(schema::PrivateMode::omitted)};
   std::atomic<std::uint32_t> max_container_elements{1024};
@@ -354,20 +378,15 @@ inline Limits current_limits() noexcept {
                 static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))};
 }
 
-inline std::size_t varint_size(std::uint64_t value) noexcept {
-  std::size_t size = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++size;
-  }
-  return size;
-}
+// The longest prefix log_impl writes: a context push's kind, serial and site.
+inline constexpr std::size_t kMaxRecordPrefix = 1 + 10 + 5;
 
 // Writes one record, whole or not at all; false when it was not written (not
-// running, or the buffer full under Overflow::drop). A rate-limited site's
-// record (Limited) starts with its suppressed count, `suppressed`.
-template <auto Tags, bool Limited = false, typename... Args, std::size_t... I>
-inline bool log_impl(std::uint32_t id, std::uint64_t suppressed, std::index_sequence<I...>,
+// running, or the buffer full under Overflow::drop). With Prefixed, the
+// record's bytes start with `prefix`: a rate-limited site's suppressed count,
+// a context push's kind, serial and site (FORMAT.md §7, §7.3).
+template <auto Tags, bool Prefixed = false, typename... Args, std::size_t... I>
+inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_sequence<I...>,
                      const Args&... args) noexcept {
   ThreadBuffer* buffer = tls_buffer;
   if (__builtin_expect(buffer == nullptr, 0)) {
@@ -390,7 +409,7 @@ inline bool log_impl(std::uint32_t id, std::uint64_t suppressed, std::index_sequ
     eager = &eager_texts();
     eager_base = eager->text.size();
   }
-  [[maybe_unused]] const std::size_t prefix_size = Limited ? varint_size(suppressed) : 0;
+  [[maybe_unused]] const std::size_t prefix_size = Prefixed ? prefix.size() : 0;
   auto measure = [&] {
     return (prefix_size + ... + argument_size<Tags[I]>(unnamed_value(args), text_lengths[I], value_sizes[I], limits));
   };
@@ -399,8 +418,9 @@ inline bool log_impl(std::uint32_t id, std::uint64_t suppressed, std::index_sequ
       (std::size_t{0} + ... +
        (Tags[I] == string_tag || Tags[I] == structured_tag ? 4
                                                            : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
-  // With room for a suppressed count.
-  static_assert(fixed_size + 10 + kRingHeaderSize <= kMinRingCapacity / 2, "terse: too many arguments in one call");
+  // With room for a prefix.
+  static_assert(fixed_size + kMaxRecordPrefix + kRingHeaderSize <= kMinRingCapacity / 2,
+                "terse: too many arguments in one call");
   if constexpr (has_strings || has_structured) {
     std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
     if (__builtin_expect(args_size > limit, 0)) {
@@ -440,7 +460,10 @@ inline bool log_impl(std::uint32_t id, std::uint64_t suppressed, std::index_sequ
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
-  if constexpr (Limited) cursor = wire::write_varint(cursor, suppressed);
+  if constexpr (Prefixed) {
+    std::memcpy(cursor, prefix.data(), prefix.size());
+    cursor += prefix.size();
+  }
   if constexpr (has_structured) eager->read = eager_base;
   ((cursor =
         write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
@@ -475,7 +498,7 @@ inline std::uint32_t site_id(Site& site, const Args&... args) noexcept {
 template <auto Tags, typename... Args>
 inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
   if (std::uint32_t id = site_id(site, args...))
-    log_impl<Tags>(ring_site_id(site, id), 0, std::index_sequence_for<Args...>{}, args...);
+    log_impl<Tags>(ring_site_id(site, id), {}, std::index_sequence_for<Args...>{}, args...);
 }
 
 // A rate-limited site's record, with the count of calls suppressed since the
@@ -484,11 +507,74 @@ template <auto Tags, typename... Args>
 inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string<checked_as_t<Args>...>,
                         const Args&... args) noexcept {
   std::uint32_t id = site_id(site, args...);
-  if (id == 0 || !log_impl<Tags, true>(ring_site_id(site, id), suppressed, std::index_sequence_for<Args...>{}, args...))
+  char count[10];
+  std::string_view prefix(count, static_cast<std::size_t>(wire::write_varint(count, suppressed) - count));
+  if (id == 0 || !log_impl<Tags, true>(ring_site_id(site, id), prefix, std::index_sequence_for<Args...>{}, args...))
     site.limit->suppressed.fetch_add(suppressed, std::memory_order_relaxed);
 }
 
+// The site of every context whose value has type T (FORMAT.md §7.3): its
+// key and its value as arguments of "{}={}". Hidden, so that each shared
+// object has its own, as it has its own call sites.
+template <typename T>
+struct [[gnu::visibility("hidden")]] ContextSite {
+  using Signature = decltype(signature_of(std::string_view{}, std::declval<const T&>()));
+  static constexpr auto tags = Signature::tags(schema::kContextFormat);
+  static constinit inline Site site{schema::kContextFormat,
+                                    "terse",
+                                    0,
+                                    static_cast<std::uint8_t>(Level::info),
+                                    static_cast<std::uint8_t>(Signature::size),
+                                    tags.data(),
+                                    Signature::describer(),
+                                    nullptr,
+                                    true};
+};
+
+// Numbers the calling thread's contexts, so that a pop names its push
+// whatever order the contexts end in.
+constinit inline thread_local std::uint64_t tls_context_serial = 0;
+
+// FORMAT.md §7.3: a context_push control record; returns its serial, or 0
+// when it was not written.
+template <typename T>
+std::uint64_t push_context(std::string_view key, const T& value) noexcept {
+  if (!g_hot.running.load(std::memory_order_relaxed)) return 0;
+  Site& site = ContextSite<T>::site;
+  std::uint32_t id = site.id.load(std::memory_order_acquire);
+  if (__builtin_expect(id == 0, 0)) id = register_site(site);
+  if (id == 0) return 0;
+  std::uint64_t serial = ++tls_context_serial;
+  char bytes[kMaxRecordPrefix];
+  char* end = bytes;
+  *end++ = static_cast<char>(schema::ControlKind::context_push);
+  end = wire::write_varint(end, serial);
+  end = wire::write_varint(end, id);
+  std::string_view prefix(bytes, static_cast<std::size_t>(end - bytes));
+  if (!log_impl<ContextSite<T>::tags, true>(schema::kControlSiteId, prefix, std::index_sequence<0, 1>{}, key, value))
+    return 0;
+  return serial;
+}
+
+// FORMAT.md §7.3: the context_pop of `serial`, from the calling thread.
+void pop_context(std::uint64_t serial) noexcept;
+
 }  // namespace detail
+}  // namespace terse
+
+namespace terse {
+
+template <typename T>
+Context::Context(std::string_view key, const T& value) noexcept {
+  // What a logging call checks: that fmt formats the value as terse stores it.
+  (void)fmt::format_string<std::string_view, detail::checked_as_t<T>>(schema::kContextFormat);
+  serial_ = detail::push_context(key, value);
+}
+
+inline Context::~Context() {
+  if (serial_ != 0) detail::pop_context(serial_);
+}
+
 }  // namespace terse
 
 // Calls below TERSE_MIN_LEVEL (0 = trace … 5 = critical, 6 = all off) are

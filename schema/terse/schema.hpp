@@ -60,10 +60,15 @@ enum class ControlKind : std::uint8_t {
   dropped = 1,
   frame_number = 2,  // 1.3
   suppressed = 3,    // 1.4
+  context_push = 4,  // 1.5
+  context_pop = 5,   // 1.5
 };
 
 // FORMAT.md §6 (1.4): the bits of a call site's `flags`.
 inline constexpr std::uint64_t kSiteFlagLimited = 1;  // its records start with a suppressed count
+inline constexpr std::uint64_t kSiteFlagContext = 2;  // 1.5: a context's key and value, named by context_push
+// FORMAT.md §7.3 (1.5): the format of every context site.
+inline constexpr const char kContextFormat[] = "{}={}";
 
 // FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
 inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;

@@ -103,13 +103,15 @@ TEST_CASE("--schema-header: the first JSON line describes every key the records 
       for (const auto& member : record->members) used.insert(member.first);
     }
     // Every key the records use, and no other but those a record has only
-    // sometimes (these records are of sites without a rate limit, and none
-    // is the flight recorder's).
+    // sometimes (these records are of sites without a rate limit, none is
+    // the flight recorder's, none in a terse::Context).
     std::set<std::string> expected = used;
     expected.insert("suppressed");
     expected.insert("flight");
+    expected.insert("context");
     CHECK(used.count("suppressed") == 0);
     CHECK(used.count("flight") == 0);
+    CHECK(used.count("context") == 0);
     CHECK(expected == described);
     CHECK(described.count("cursor") == (with_cursor ? 1u : 0u));
     // Without the flag, the same records and no header.

@@ -91,7 +91,7 @@ TEST_CASE("hostile counts and reports are reported and cost only their own recor
 
 TEST_CASE("flag bits a reader does not know are ignored; malformed flags make the site unusable") {
   TlogBuilder file;
-  file.site_body(site_body(1, "plain {}", std::string(1, '\x06')));  // bits 1 and 2: not limited
+  file.site_body(site_body(1, "plain {}", std::string(1, '\x0c')));  // bits 2 and 3: not limited
   std::string plain;
   val::le(plain, 9);
   file.record(1, plain);

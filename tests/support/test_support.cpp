@@ -64,6 +64,7 @@ Line to_line(const decoder::Record& record) {
   line.suppressed = record.suppressed;
   line.suppressed_report = record.kind == decoder::RecordKind::suppressed;
   line.flight = record.flight;
+  decoder::append_context_text(line.context, record.context);
   if (record.kind == decoder::RecordKind::dropped) {
     line.dropped = true;
     line.dropped_count = record.dropped_count;
@@ -74,13 +75,16 @@ Line to_line(const decoder::Record& record) {
   line.line = record.site->line;
   std::string json;
   decoder::append_json_record(json, record, decoder::TimeStyle{true});
-  // "args" is the record's last key but "suppressed" and "flight", and the
+  // "args" is the record's last key but "suppressed", "flight" and "context", and the
   // first place `"args":` can appear outside a string: the keys before it
   // are fixed and their values are numbers or escaped strings.
   auto cut_tail = [&json](const std::string& tail) {
     if (json.size() > tail.size() && json.compare(json.size() - tail.size(), tail.size(), tail) == 0)
       json.replace(json.size() - tail.size(), tail.size(), "}\n");
   };
+  std::string context_tail;
+  decoder::append_json_context(context_tail, record.context);
+  if (!context_tail.empty()) cut_tail(context_tail + "}\n");
   if (record.flight) cut_tail(",\"flight\":true}\n");
   if (record.suppressed > 0) cut_tail(",\"suppressed\":" + std::to_string(record.suppressed) + "}\n");
   auto key = json.find("\"args\":");

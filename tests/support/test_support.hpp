@@ -33,6 +33,7 @@ struct Line {
   std::uint64_t suppressed = 0;
   bool suppressed_report = false;
   bool flight = false;  // written by the flight recorder
+  std::string context;  // the terse::Context fields, as {context} prints them
   bool formatted = true;
   // The record's JSON "args": for a site without argument names, the inside
   // of the array as one text ("1,\"a\""); for one with names (an object),

@@ -56,6 +56,9 @@ struct Site {
   void (*describe_types)(std::string&) = nullptr;
   // A rate-limited site's limit (limit.hpp); null for every other site.
   LimitState* limit = nullptr;
+  // A terse::Context's site: not a call site but the layout of a context's
+  // key and value, which its push records name (FORMAT.md §7.3).
+  bool context = false;
   ObjectGuard* object = &g_object_guard;
   std::atomic<std::uint8_t> gate{kGateUnsettled};
   std::atomic<std::uint8_t> write_gate{kGateUnsettled};
