@@ -191,6 +191,7 @@ struct View::Impl {
   std::string json_text;
   bool json_made = false;
   const decoder::Record* calling = nullptr;  // the record json() renders
+  std::string context_text;                  // the record's terse::Context fields, for on_record
   std::uint64_t not_shown_unsaid = 0;        // not shown and not yet said so on the console
   std::uint64_t missed_unsaid = 0;
   std::chrono::steady_clock::time_point missed_said{};
@@ -443,6 +444,9 @@ void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
   r.message = message_text;
   r.dropped = record.kind == decoder::RecordKind::dropped ? record.dropped_count : 0;
   r.suppressed = record.suppressed;
+  context_text.clear();
+  decoder::append_context_text(context_text, record.context);
+  r.context = context_text;
   calling = &record;
   RecordAccess::set_json(
       r,

@@ -89,6 +89,9 @@ struct Record {
   std::uint64_t suppressed = 0;
   // Kept by the flight recorder and written when a trigger (or a crash) came.
   bool flight = false;
+  // The terse::Context fields open on its thread, as `terse cat` shows
+  // them: "request_id=42 user=ann" (json() has them as an object).
+  std::string_view context;
   // The object `terse cat -o json` prints for it (no newline), made on the
   // first call; empty when the callback was not made by terse.
   std::string_view json() const { return json_ ? json_(json_context_) : std::string_view(); }

@@ -54,14 +54,13 @@ void nested_scopes() {
   TERSE_INFO("after {}", 6);
 }
 
-const std::vector<std::pair<std::string, std::string>> kNested{
-    {"before 0", ""},
-    {"in the request 1", "request_id=42"},
-    {"with the user 2", "request_id=42 user=ann"},
-    {"in the retry 3", "user=ann request_id=43"},
-    {"back with the user 4", "request_id=42 user=ann"},
-    {"back in the request 5", "request_id=42"},
-    {"after 6", ""}};
+const std::vector<std::pair<std::string, std::string>> kNested{{"before 0", ""},
+                                                               {"in the request 1", "request_id=42"},
+                                                               {"with the user 2", "request_id=42 user=ann"},
+                                                               {"in the retry 3", "user=ann request_id=43"},
+                                                               {"back with the user 4", "request_id=42 user=ann"},
+                                                               {"back in the request 5", "request_id=42"},
+                                                               {"after 6", ""}};
 
 std::vector<std::string> cli_command(std::vector<std::string> args) {
   args.insert(args.begin(), terse_cli_path());
@@ -90,10 +89,10 @@ TEST_CASE("a context attaches its field to the thread's records while it lives; 
   Run text = run_terse({"cat", "--format", "{message}", dir.path()});
   REQUIRE(text.exit_code == 0);
   CHECK(split_lines(text.out) == std::vector<std::string>{"before 0", "in the request 1 {request_id=42}",
-                                                           "with the user 2 {request_id=42 user=ann}",
-                                                           "in the retry 3 {user=ann request_id=43}",
-                                                           "back with the user 4 {request_id=42 user=ann}",
-                                                           "back in the request 5 {request_id=42}", "after 6"});
+                                                          "with the user 2 {request_id=42 user=ann}",
+                                                          "in the retry 3 {user=ann request_id=43}",
+                                                          "back with the user 4 {request_id=42 user=ann}",
+                                                          "back in the request 5 {request_id=42}", "after 6"});
   Run placeholder = run_terse({"cat", "--format", "[{context}] {message}", dir.path()});
   REQUIRE(placeholder.exit_code == 0);
   CHECK(split_lines(placeholder.out)[2] == "[request_id=42 user=ann] with the user 2");
@@ -132,8 +131,7 @@ TEST_CASE("a context's value is any loggable type, shown as fmt prints it and as
   CHECK(decoded.lines[0].context == "ratio=1.5 name=literal ids=[1, 2, 3] dry_run=true");
   Run json = run_terse({"cat", "-o", "json", dir.path()});
   REQUIRE(json.exit_code == 0);
-  CHECK(json.out.find(R"("context":{"ratio":1.5,"name":"literal","ids":[1,2,3],"dry_run":true})") !=
-        std::string::npos);
+  CHECK(json.out.find(R"("context":{"ratio":1.5,"name":"literal","ids":[1,2,3],"dry_run":true})") != std::string::npos);
 }
 
 TEST_CASE("each thread has its own contexts") {
@@ -241,8 +239,7 @@ TEST_CASE("every file repeats the contexts open where it starts, so it reads alo
     REQUIRE_FALSE(alone.lines.empty());
     for (const Line& line : alone.lines) {
       INFO(files[f] << ": " << line.message.substr(0, 20));
-      CHECK(line.context ==
-            (line.message.starts_with("after") ? "service=billing" : "service=billing request_id=7"));
+      CHECK(line.context == (line.message.starts_with("after") ? "service=billing" : "service=billing request_id=7"));
     }
   }
   Run last = run_terse({"cat", "-o", "cat", "--context", "service=billing", files.back()});
@@ -373,6 +370,27 @@ TEST_CASE("the flight recorder's records carry the contexts they were logged in"
   CHECK(lines[n - 1].message == "failed 3");
   CHECK_FALSE(lines[n - 1].flight);
   CHECK(lines[n - 1].context == "request_id=11");
+}
+
+TEST_CASE("on_record and the console get the contexts too") {
+  TempDir dir("context-callback");
+  Config config = test_config(dir.path());
+  std::vector<std::pair<std::string, std::string>> seen;  // context, JSON
+  config.callback_level = Level::info;
+  config.on_record = [&seen](const Record& r) { seen.emplace_back(std::string(r.context), std::string(r.json())); };
+  start(config);
+  {
+    Context request("request_id", 3);
+    Context user("user", "ann");
+    TERSE_INFO("inside {}", 1);
+  }
+  TERSE_INFO("outside {}", 2);
+  stop();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].first == "request_id=3 user=ann");
+  CHECK(seen[0].second.find(R"("context":{"request_id":3,"user":"ann"})") != std::string::npos);
+  CHECK(seen[1].first.empty());
+  CHECK(seen[1].second.find("\"context\":") == std::string::npos);
 }
 
 TEST_CASE("a context is not written while the logger is not running") {
