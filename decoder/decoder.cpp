@@ -972,6 +972,13 @@ void StreamDecoder::feed_records(std::string_view payload, bool flight) {
   s.begin_records(s.records_frames, payload, flight);
 }
 
+void StreamDecoder::replace_contexts(std::string_view pushes) {
+  State& s = *state_;
+  s.in_records = false;
+  s.contexts.clear();
+  if (!pushes.empty()) s.scan_contexts(pushes, false);
+}
+
 bool StreamDecoder::next(Record& record) { return state_->next(record); }
 
 void StreamDecoder::resume_after(std::uint64_t frame_offset, std::uint32_t frame_index, std::uint64_t ticks) {

@@ -85,6 +85,10 @@ struct Message {
   bool last = false;
   bool copied = false;  // `records` holds the batch's records
   bool flight = false;  // they are the flight recorder's
+  // The contexts open after the batch (pipeline.hpp), for a view that skips
+  // its records and so misses their pushes and pops.
+  bool contexts_changed = false;
+  std::string contexts;
 
   void clear() {
     dictionary.clear();
@@ -95,6 +99,8 @@ struct Message {
     last = false;
     copied = false;
     flight = false;
+    contexts_changed = false;
+    contexts.clear();
   }
 };
 
@@ -280,6 +286,10 @@ void View::Impl::offer(const Batch& batch) {
         writer_levels.count(batch.records, console_cut(), before.console_skipped, callback_cut(),
                             before.callback_skipped);
       before.flush_sequence = std::max(before.flush_sequence, batch.flush_sequence);
+      if (batch.contexts_changed) {
+        before.contexts_changed = true;
+        before.contexts = batch.contexts;
+      }
       before.last = batch.last;
       ready.notify_one();
       return;
@@ -290,6 +300,8 @@ void View::Impl::offer(const Batch& batch) {
   message->calibration_changed = batch.calibration_changed;
   message->calibration = batch.calibration;
   message->flush_sequence = batch.flush_sequence;
+  message->contexts_changed = batch.contexts_changed;
+  message->contexts = batch.contexts;
   message->last = batch.last;
   message->copied = copy;
   message->flight = batch.flight;
@@ -374,11 +386,14 @@ void View::Impl::handle(const Message& message) {
   missed_unsaid += message.callback_skipped;
   callback_missed.fetch_add(message.callback_skipped, std::memory_order_relaxed);
   if (not_shown_unsaid > 0 && output && !output->closed() && output->backlog() < kConsoleBacklog / 2) show_notice();
-  if (message.copied && !callback && console_full()) {
+  bool decoded = message.copied && !(!callback && console_full());
+  // Records not decoded take their context pushes and pops with them.
+  if (!decoded && message.contexts_changed) decoder.replace_contexts(message.contexts);
+  if (message.copied && !decoded) {
     // Nothing would be shown: counted without being decoded.
     std::uint64_t none = 0;
     view_levels.count(message.records, console_level, not_shown, 255, none);
-  } else if (message.copied) {
+  } else if (decoded) {
     decoder.feed_records(message.records, message.flight);
     decoder::Record record;
     while (decoder.next(record)) {

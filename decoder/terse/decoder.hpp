@@ -287,6 +287,9 @@ class StreamDecoder {
   void feed_calibration(std::uint64_t ticks, std::int64_t unix_ns, double ticks_per_second);  // FORMAT.md §5
   void feed_dictionary(std::string_view entries);                                             // §6 entries
   void feed_records(std::string_view payload, bool flight = false);  // a §7 payload; of a flight frame (§7.2)
+  // The open contexts (§7.3) are those a records payload of pushes holds
+  // (a writer's file-start repeat), for a feed that skipped records.
+  void replace_contexts(std::string_view pushes);
 
   // Pull interface, after start_*: continue after the record at
   // (frame_offset, frame_index) of Record, which must carry `ticks`.

@@ -137,7 +137,7 @@ TEST_CASE("hostile context records are reported and cost only themselves") {
   file.record(0, push(3, 3, "id", 1));            // names an unusable site
   std::string cut = push(4, 1, "id", 1);
   cut.pop_back();
-  file.record(0, cut);  // its value cut short
+  file.record(0, cut);                                                                   // its value cut short
   file.record(0, std::string(1, static_cast<char>(schema::ControlKind::context_push)));  // no serial
   file.record(0, std::string(1, static_cast<char>(schema::ControlKind::context_pop)));   // no serial
   file.record(2, int_args(1));
