@@ -239,12 +239,23 @@ void Collector::track_context(std::uint32_t thread_index, std::uint64_t ticks, s
   if (!r.le(kind) || !r.varint(serial)) return;
   bool push = kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);
   if (!push && kind != static_cast<std::uint8_t>(schema::ControlKind::context_pop)) return;
-  std::vector<OpenContext>& open = contexts_[thread_index];
+  // A thread opens and closes contexts per request: its slots, and their
+  // strings' memory, are kept for the next ones.
+  OpenContexts& open = contexts_[thread_index];
   if (push) {
-    open.push_back({serial, ticks, std::string(args)});
+    if (open.count == open.slots.size()) open.slots.emplace_back();
+    OpenContext& slot = open.slots[open.count++];
+    slot.serial = serial;
+    slot.ticks = ticks;
+    slot.args.assign(args);
   } else {
-    std::erase_if(open, [serial](const OpenContext& o) { return o.serial == serial; });
-    if (open.empty()) contexts_.erase(thread_index);
+    for (std::size_t i = 0; i < open.count; ++i) {
+      if (open.slots[i].serial != serial) continue;
+      // The snapshot orders them by serial: their order here does not matter.
+      std::swap(open.slots[i], open.slots[open.count - 1]);
+      --open.count;
+      break;
+    }
   }
   contexts_changed_ = true;
   if (flight_on_) {
@@ -253,8 +264,10 @@ void Collector::track_context(std::uint32_t thread_index, std::uint64_t ticks, s
   }
 }
 
-// The open contexts' pushes as a records payload (FORMAT.md §7), in time
-// order, for the writer to put at the start of every file from this batch on.
+// The open contexts' pushes as a records payload (FORMAT.md §7), for the
+// writer to put at the start of every file from this batch on. Each thread's
+// in the order they were opened (their serials): that order, not the time
+// across threads, is what a reader needs, and timestamps can tie.
 void Collector::snapshot_contexts(Batch& batch) {
   struct Open {
     std::uint32_t thread;
@@ -262,9 +275,10 @@ void Collector::snapshot_contexts(Batch& batch) {
   };
   std::vector<Open> all;
   for (const auto& [thread, open] : contexts_)
-    for (const OpenContext& o : open) all.push_back({thread, &o});
-  std::stable_sort(all.begin(), all.end(),
-                   [](const Open& a, const Open& b) { return a.context->ticks < b.context->ticks; });
+    for (std::size_t i = 0; i < open.count; ++i) all.push_back({thread, &open.slots[i]});
+  std::sort(all.begin(), all.end(), [](const Open& a, const Open& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.context->serial < b.context->serial;
+  });
   batch.contexts.clear();
   batch.contexts_changed = true;
   contexts_changed_ = false;

@@ -104,8 +104,12 @@ class Collector {
     std::uint64_t ticks;
     std::string args;  // its push's control record args
   };
-  std::unordered_map<std::uint32_t, std::vector<OpenContext>> contexts_;  // by thread index
-  bool contexts_changed_ = false;                                         // since the last batch's snapshot
+  struct OpenContexts {
+    std::vector<OpenContext> slots;
+    std::size_t count = 0;  // the first `count` slots are open
+  };
+  std::unordered_map<std::uint32_t, OpenContexts> contexts_;  // by thread index
+  bool contexts_changed_ = false;                             // since the last batch's snapshot
 };
 
 }  // namespace terse::detail
