@@ -225,6 +225,8 @@ void write_control(std::string_view args) noexcept {
   buffer->commit(header.ticks);
 }
 
+constinit thread_local std::uint64_t tls_context_serial = 0;
+
 void pop_context(std::uint64_t serial) noexcept {
   if (!g_hot.running.load(std::memory_order_relaxed)) return;
   char args[1 + 10];

@@ -302,7 +302,7 @@ std::string levels();
 //   TERSE_INFO("charged {} cents", cents);  // `terse cat`: "... charged 120 cents {request_id=42}"
 //
 // Any type a logging call takes works as the value; contexts nest, and an
-// inner one with the same key shows beside the outer one. Creating and
+// inner one with the same key hides the outer one while it lives. Creating and
 // ending one writes a small record each (FORMAT.md §7.3), from which `terse
 // cat` attaches the fields to the thread's records, so a logging call
 // copies nothing more for them. A context lives on the thread that created
@@ -518,12 +518,16 @@ inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string
 
 // The site of every context whose value has type T (FORMAT.md §7.3): its
 // key and its value as arguments of "{}={}". Hidden, so that each shared
-// object has its own, as it has its own call sites.
+// object has its own, as it has its own call sites: a symbol a library
+// would be the first to define as unique (an inline variable of default
+// visibility) keeps it from ever unloading, hence also the literal format
+// below and the serial defined in the runtime.
 template <typename T>
 struct [[gnu::visibility("hidden")]] ContextSite {
   using Signature = decltype(signature_of(std::string_view{}, std::declval<const T&>()));
   static constexpr auto tags = Signature::tags(schema::kContextFormat);
-  static constinit inline Site site{schema::kContextFormat,
+  static_assert(schema::kContextFormat == "{}={}");
+  static constinit inline Site site{"{}={}",
                                     "terse",
                                     0,
                                     static_cast<std::uint8_t>(Level::info),
@@ -535,8 +539,8 @@ struct [[gnu::visibility("hidden")]] ContextSite {
 };
 
 // Numbers the calling thread's contexts, so that a pop names its push
-// whatever order the contexts end in.
-constinit inline thread_local std::uint64_t tls_context_serial = 0;
+// whatever order the contexts end in (defined in the runtime, see above).
+extern constinit thread_local std::uint64_t tls_context_serial;
 
 // FORMAT.md §7.3: a context_push control record; returns its serial, or 0
 // when it was not written.

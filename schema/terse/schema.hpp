@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace terse::schema {
 
@@ -68,7 +69,7 @@ enum class ControlKind : std::uint8_t {
 inline constexpr std::uint64_t kSiteFlagLimited = 1;  // its records start with a suppressed count
 inline constexpr std::uint64_t kSiteFlagContext = 2;  // 1.5: a context's key and value, named by context_push
 // FORMAT.md §7.3 (1.5): the format of every context site.
-inline constexpr const char kContextFormat[] = "{}={}";
+inline constexpr std::string_view kContextFormat = "{}={}";
 
 // FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
 inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;

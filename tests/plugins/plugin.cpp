@@ -31,3 +31,10 @@ extern "C" void plugin_log(int round, int count) {
 extern "C" void plugin_log_limited(int count) {
   for (int i = 0; i < count; ++i) TERSE_LOG_FIRST_N(terse::Level::warn, 2, "limited {}", i);
 }
+
+// Contexts whose sites (one per value type) are the library's own.
+extern "C" void plugin_log_in_context(int round) {
+  terse::Context ids("plugin", std::vector<int>{round, round * 2});
+  terse::Context number("round", round);
+  TERSE_INFO("round {} in context", round);
+}

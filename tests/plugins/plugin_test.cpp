@@ -147,3 +147,29 @@ TEST_CASE("an unloaded library's rate-limited sites write what they suppressed b
   CHECK(decoded.lines[2].suppressed_report);
   CHECK(decoded.lines[2].file == "tests/plugins/plugin.cpp");
 }
+
+TEST_CASE("a library's contexts unload with it, and its records decode with them") {
+  TempDir dir;
+  in_child([&] {
+    terse::start(test_config(dir.path()));
+    for (int round = 1; round <= 2; ++round) {
+      void* plugin = ::dlopen(TERSE_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+      if (plugin == nullptr) std::_Exit(kOpenFailed);
+      auto log_in_context = reinterpret_cast<void (*)(int)>(::dlsym(plugin, "plugin_log_in_context"));
+      if (log_in_context == nullptr) std::_Exit(kSymbolMissing);
+      log_in_context(round);
+      if (::dlclose(plugin) != 0) std::_Exit(kCloseFailed);
+      // The context sites are the library's, not unique symbols that would keep it loaded.
+      if (::dlopen(TERSE_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD) != nullptr) std::_Exit(kStillLoaded);
+    }
+    TERSE_INFO("main {}", "after");
+    terse::stop();
+  });
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const Line& line : decoded.lines) got.emplace_back(line.message, line.context);
+  CHECK(got == std::vector<std::pair<std::string, std::string>>{{"round 1 in context", "plugin=[1, 2] round=1"},
+                                                                {"round 2 in context", "plugin=[2, 4] round=2"},
+                                                                {"main after", ""}});
+}

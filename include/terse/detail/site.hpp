@@ -38,11 +38,11 @@ inline constexpr std::uint8_t kGateUnsettled = 0;
 // level on a record goes to the file; below it the record is kept in memory.
 
 // One per call site, a constant-initialised static created by the logging
-// macro. Everything but `id` and `gate` is fixed at compile time; `id` is
+// macro. Everything but `id` and the gates is fixed at compile time; `id` is
 // assigned on the first call and read with a single load afterwards. The
 // runtime copies the rest when the site registers and never reads the site
 // again, so a library that logs may be unloaded (dlclose) with its records
-// unwritten; it writes `gate` only while the site's object is loaded.
+// unwritten; it writes the gates only while the site's object is loaded.
 struct Site {
   const char* format;
   const char* file;
