@@ -307,16 +307,17 @@ void Collector::write_flight(Batch*& batch) {
   publish_consumed();
   if (batch->record_count > 0) submit(batch);
   batch->flight = true;
-  const std::vector<FlightRecorder::Entry>& entries = flight_.in_time_order();
-  for (const FlightRecorder::Entry& e : entries) {
+  std::uint64_t written = 0;
+  for (const FlightRecorder::Entry& e : flight_.in_time_order()) {
     append_record(*batch, {e.site_id, static_cast<std::uint32_t>(e.args.size()), e.ticks}, e.thread_index,
                   e.args.data());
+    if (e.site_id != schema::kControlSiteId) ++written;  // not the context pushes and pops among them
     if (batch->records.size() >= kBatchTargetBytes) {
       submit(batch);
       batch->flight = true;
     }
   }
-  counters_.flight_written.fetch_add(entries.size(), std::memory_order_relaxed);
+  counters_.flight_written.fetch_add(written, std::memory_order_relaxed);
   flight_.clear();
   if (batch->record_count > 0) submit(batch);
   batch->flight = false;

@@ -354,6 +354,8 @@ TEST_CASE("the flight recorder's records carry the contexts they were logged in"
     TERSE_DEBUG("rolled back {}", 2);
     TERSE_ERROR("failed {}", 3);
   }
+  flush();
+  Stats stats = terse::stats();
   stop();
 
   Decoded decoded = decode_dir(dir.path());
@@ -372,6 +374,10 @@ TEST_CASE("the flight recorder's records carry the contexts they were logged in"
   CHECK(lines[n - 1].message == "failed 3");
   CHECK_FALSE(lines[n - 1].flight);
   CHECK(lines[n - 1].context == "request_id=11");
+  // Records only: the context pushes and pops written with them are not counted.
+  CHECK(stats.flight_written == n - 1);
+  CHECK(stats.flight_recorded == 102);
+  CHECK(stats.flight_overwritten == 102 - (n - 1));
 }
 
 TEST_CASE("on_record and the console get the contexts too") {
