@@ -60,6 +60,21 @@ class TerseLogger {
   }
 };
 
+// terse with its own threads pinned (Config::cpus) to the first CPU the
+// process may use, as low-latency users run it; the harnesses put a single
+// producer on the last one.
+class TersePinnedLogger : public TerseLogger {
+ public:
+  const char* name() const { return "terse pinned"; }
+  void start(const std::string& dir) {
+    terse::Config config;
+    config.directory = dir;
+    config.name = "bench";
+    config.cpus = {allowed_cpus().front()};
+    terse::start(config);
+  }
+};
+
 // terse with its console on, as a developer runs it: text lines of every
 // record, written to /dev/null so that what is measured is terse's side of
 // it (rendering on its own threads), not a terminal.

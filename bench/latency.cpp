@@ -150,11 +150,14 @@ void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, c
 void measure_loggers(const std::vector<int>& one, const std::vector<int>& two, const Options& options) {
   bench::TerseLogger terse_logger;
   bench::TerseConsoleLogger console_logger;
+  bench::TersePinnedLogger pinned_logger;
   bench::SpdlogAsync spdlog_logger;
   bench::Fprintf fprintf_logger(40 * 1024);
   bench::FmtToMemory fmt_logger;
   measure(terse_logger, one, options);
   measure(console_logger, one, options);
+  // Only one producer: two take both CPUs of a 2-core machine.
+  measure(pinned_logger, one, options);
   measure(spdlog_logger, one, options);
   measure(fprintf_logger, one, options);
   measure(fmt_logger, one, options);

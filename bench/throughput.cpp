@@ -52,6 +52,7 @@ constexpr Scenario kScenarios[] = {
 };
 
 constexpr std::size_t kLongBytes = 4096;
+constexpr int kPinnedRuns = 5;
 constexpr unsigned kSampleMask = 15;
 
 const Scenario* find_scenario(const std::string& name) {
@@ -163,6 +164,9 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   if (logger_name == "terse") {
     bench::TerseLogger logger;
     result = run(logger, *scenario, records, dir);
+  } else if (logger_name == "terse-pinned") {
+    bench::TersePinnedLogger logger;
+    result = run(logger, *scenario, records, dir);
   } else if (logger_name == "spdlog-async") {
     bench::SpdlogAsync logger;
     result = run(logger, *scenario, records, dir);
@@ -189,7 +193,7 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
     double ticks_per_ns = bench::calibrate_ticks_per_ns(20'000'000);
     p99 = std::to_string(bench::percentile_sorted(result.samples, 99) / ticks_per_ns);
   }
-  bool has_io_threads = logger_name == "terse" || logger_name == "spdlog-async";
+  bool has_io_threads = logger_name.rfind("terse", 0) == 0 || logger_name == "spdlog-async";
   double io_ms = static_cast<double>(result.io_cpu_ns) * 1e-6;
   std::printf("throughput,%s,%s,%d,%" PRIu64 ",%.4f,%.0f,%" PRIu64 ",%.2f,%ld,%s,%s,%s,%s\n", run_name.c_str(),
               logger_name.c_str(), scenario->threads, records, result.seconds,
@@ -266,6 +270,8 @@ int main(int argc, char** argv) {
   std::vector<Job> jobs;
   for (const char* logger : {"terse", "spdlog-async", "fprintf", "fprintf-40k", "fmt::format_to"})
     jobs.push_back({logger, &kCanonical});
+  // Steady or not: the same run several times, terse's threads on a CPU of their own.
+  for (int k = 0; k < kPinnedRuns; ++k) jobs.push_back({"terse-pinned", &kCanonical});
   for (const auto& s : kScenarios)
     for (const char* logger : {"terse", "spdlog-async", "fprintf-40k"}) jobs.push_back({logger, &s});
 

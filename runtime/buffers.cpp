@@ -78,17 +78,26 @@ BufferRegistry& buffer_registry() noexcept {
   return *registry;
 }
 
-ThreadBuffer* create_thread_buffer() {
+namespace {
+
+// A ring's pages are mapped as they are first written (or populated ahead
+// by the IO thread once the thread keeps logging), so a thread that logs a
+// few records costs a few pages and its first call a few microseconds.
+ThreadBuffer* make_thread_buffer(bool map_whole) {
   if (tls_releaser.exiting) return nullptr;
   std::size_t capacity = buffer_settings().buffer_bytes.load(std::memory_order_relaxed);
   auto* buffer = new (std::nothrow) ThreadBuffer;
   if (buffer == nullptr) return nullptr;
-  buffer->data = map_populated(capacity);
+  buffer->data = map_lazy(capacity);
   if (buffer->data == nullptr) {
     delete buffer;
     return nullptr;
   }
   buffer->capacity = capacity;
+  if (map_whole) {
+    populate(buffer->data, capacity);
+    buffer->populated = capacity;  // before the IO thread can see the buffer
+  }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   pthread_getname_np(pthread_self(), buffer->name, sizeof buffer->name);
@@ -102,6 +111,12 @@ ThreadBuffer* create_thread_buffer() {
   if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack();
   return buffer;
 }
+
+}  // namespace
+
+ThreadBuffer* create_thread_buffer() { return make_thread_buffer(false); }
+
+ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   unmap_populated(buffer->data, buffer->capacity);

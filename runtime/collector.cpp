@@ -1,5 +1,9 @@
 #include "collector.hpp"
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -10,6 +14,7 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
+#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -18,6 +23,15 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
+// A batch this small goes out after this long: a reader following the file
+// sees a record once its batch is written, and a small batch compresses
+// little better for waiting. A busy thread fills far more in that time,
+// so its batches stay large (and compress well) even when it is preempted.
+constexpr auto kSmallBatchDelay = 10ms;
+constexpr std::size_t kSmallBatchBytes = 4096;
+// A ring whose thread has written this much gets the pages ahead of it
+// mapped; one that logs less than this keeps what it touched.
+constexpr std::uint64_t kPopulateFrom = std::uint64_t{16} << 10;
 
 template <typename Entry>
 void append_entry(std::string& dictionary, const Entry& entry) {
@@ -335,6 +349,7 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
     Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {}, nullptr};
     if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
       b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
+    populate_ahead(*b, c.end);
     if (load(c)) {
       describe_thread(*batch, *b);
       cursors_.push_back(c);
@@ -411,8 +426,23 @@ void Collector::submit(Batch*& batch) {
 // behind, longer (a fresh batch then buys nothing), unless a flush waits.
 void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
   if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
-  bool waited_enough = batch->record_count > 0 && now - batch_opened_ >= schema::kMaxBatchDelay;
+  auto age = now - batch_opened_;
+  bool waited_enough =
+      batch->record_count > 0 &&
+      (age >= schema::kMaxBatchDelay || (age >= kSmallBatchDelay && batch->records.size() < kSmallBatchBytes));
   if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
+}
+
+// A ring's pages are mapped as its thread first writes them (memory.hpp),
+// so a thread that logs a little costs a few pages; one that keeps logging
+// has the rest mapped here, off its own path, rather than take a page fault
+// every 4 KiB of its first pass.
+void Collector::populate_ahead(ThreadBuffer& b, std::uint64_t committed) {
+  if (b.populated >= b.capacity || committed < kPopulateFrom || committed + kPopulateFrom <= b.populated) return;
+  // Ahead by a multiple of what it wrote: a few calls map a busy ring whole.
+  std::uint64_t to = std::min<std::uint64_t>(b.capacity, (committed * 8 + 4095) & ~std::uint64_t{4095});
+  populate(b.data + b.populated, static_cast<std::size_t>(to - b.populated));
+  b.populated = to;
 }
 
 // Producers whose rings fill up cut the sleep short (nudge_io_thread),
@@ -431,6 +461,11 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
 }
 
 void Collector::run() {
+#if defined(__linux__)
+  // The ordering window's pauses are microseconds; the default slack of a
+  // sleep (50 us) would make each several times longer.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
   queue_.prepare();
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();

@@ -35,6 +35,9 @@ struct BufferRegistry {
 };
 BufferRegistry& buffer_registry() noexcept;
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
+// A buffer with all of its ring mapped now, for terse::preallocate(): the
+// thread then takes no page fault in its calls either.
+ThreadBuffer* create_thread_buffer_mapped();
 
 // A control record (FORMAT.md §7) from the calling thread's buffer, whole
 // or not at all (a full buffer under Overflow::drop counts it as a drop).

@@ -12,6 +12,7 @@
 
 #include "environment.hpp"
 #include "internal.hpp"
+#include "placement.hpp"
 
 namespace terse::detail {
 namespace {
@@ -461,7 +462,7 @@ void LevelsFileWatcher::check() {
 
 void LevelsFileWatcher::start() {
   thread_ = std::thread([this] { run(); });
-  pthread_setname_np(thread_.native_handle(), "terse-levels");
+  place_thread(thread_.native_handle(), "terse-levels");
 }
 
 void LevelsFileWatcher::run() {

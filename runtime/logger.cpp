@@ -25,6 +25,7 @@
 #include "internal.hpp"
 #include "levels.hpp"
 #include "pipeline.hpp"
+#include "placement.hpp"
 #include "view.hpp"
 #include "writer.hpp"
 
@@ -94,8 +95,8 @@ class Logger {
     if (view_) view_->start();
     pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     // Named from here, so the names are there when start() returns.
-    pthread_setname_np(collector_thread_.native_handle(), "terse-io");
-    pthread_setname_np(writer_thread_.native_handle(), "terse-write");
+    place_thread(collector_thread_.native_handle(), "terse-io");
+    place_thread(writer_thread_.native_handle(), "terse-write");
   }
 
   void flush() {
@@ -267,6 +268,7 @@ void validate(const Config& config) {
     throw Error("terse: Config::private_values is not a valid mode");
   if (config.private_values == PrivateValues::hash && config.private_key.empty())
     throw Error("terse: Config::private_values = hash needs a Config::private_key");
+  if (std::string error = check_cpus(config.cpus); !error.empty()) throw Error(error);
   if (no_files) return;
   std::error_code ec;
   fs::create_directories(config.directory, ec);
@@ -343,6 +345,7 @@ void start(const Config& requested) {
   LevelSpec environment_levels;
   const Config config = apply_environment(requested, environment_levels);
   validate(config);
+  set_thread_cpus(config.cpus);
   set_private_key(config.private_key);
   g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);
   set_private_values(config.private_values);
@@ -419,7 +422,7 @@ void stop() {
 
 void preallocate() noexcept {
   using namespace detail;
-  if (tls_buffer == nullptr && buffer_settings().running.load(std::memory_order_acquire)) create_thread_buffer();
+  if (tls_buffer == nullptr && buffer_settings().running.load(std::memory_order_acquire)) create_thread_buffer_mapped();
 }
 
 void set_async(bool asynchronous) noexcept {

@@ -32,6 +32,10 @@ char* map_populated(std::size_t bytes) noexcept {
 
 void unmap_populated(char* memory, std::size_t) noexcept { std::free(memory); }
 
+char* map_lazy(std::size_t bytes) noexcept { return map_populated(bytes); }
+
+void populate(char*, std::size_t) noexcept {}
+
 #else
 
 char* map_populated(std::size_t bytes) noexcept {
@@ -41,6 +45,19 @@ char* map_populated(std::size_t bytes) noexcept {
 
 void unmap_populated(char* memory, std::size_t bytes) noexcept {
   if (memory != nullptr) ::munmap(memory, bytes);
+}
+
+char* map_lazy(std::size_t bytes) noexcept {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+}
+
+void populate(char* memory, std::size_t bytes) noexcept {
+#if !defined(MADV_POPULATE_WRITE)
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older C headers lack it
+#endif
+  // Page-aligned: the ring is, and the IO thread asks in page multiples.
+  ::madvise(memory, bytes, MADV_POPULATE_WRITE);
 }
 
 #endif

@@ -14,6 +14,13 @@ namespace terse::detail {
 // costs over 10 us each.
 char* map_populated(std::size_t bytes) noexcept;
 void unmap_populated(char* memory, std::size_t bytes) noexcept;
+// `bytes` of zeroed memory whose pages are mapped as they are first
+// touched: a thread's ring, which most threads fill only a little of.
+char* map_lazy(std::size_t bytes) noexcept;
+// Maps the pages of [memory, memory + bytes) of map_lazy's memory without
+// writing to them, so that the thread writing there concurrently loses
+// nothing; nothing where the kernel cannot (before Linux 5.14).
+void populate(char* memory, std::size_t bytes) noexcept;
 
 // Gives a working buffer its capacity and touches its pages now, on an IO
 // thread as it starts, rather than in the middle of the first busy batches.

@@ -10,6 +10,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "runtime/placement.hpp"
+
 namespace terse::sinks {
 namespace {
 
@@ -132,7 +134,7 @@ bool ConsoleOutput::running() const noexcept { return thread_.joinable(); }
 
 void ConsoleOutput::start() {
   thread_ = std::thread([shared = shared_] { shared->run(); });
-  pthread_setname_np(thread_.native_handle(), "terse-console");
+  detail::place_thread(thread_.native_handle(), "terse-console");
 }
 
 std::uint64_t ConsoleOutput::push(std::string& text) {

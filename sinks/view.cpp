@@ -29,6 +29,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/internal.hpp"
 #include "runtime/pipeline.hpp"
+#include "runtime/placement.hpp"
 #include "sinks/console_output.hpp"
 
 namespace terse::detail {
@@ -526,7 +527,7 @@ void View::start() {
   Impl& v = *impl_;
   if (v.output) v.output->start();
   v.thread = std::thread([&v] { v.run(); });
-  pthread_setname_np(v.thread.native_handle(), "terse-view");
+  place_thread(v.thread.native_handle(), "terse-view");
 }
 
 void View::offer(const Batch& batch) { impl_->offer(batch); }

@@ -111,6 +111,8 @@ struct Config {
   Overflow overflow = Overflow::block;
   // Per logging thread, a power of two. A thread keeps its buffer for life,
   // so this applies to threads that log for the first time after start().
+  // Its memory is taken as the thread fills it: a thread that logs a few
+  // records holds a few pages, a busy one all of it.
   std::size_t thread_buffer_bytes = std::size_t{1} << 20;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;  // start a new file past this size
   bool roll_daily = true;                               // and at local midnight
@@ -122,9 +124,12 @@ struct Config {
   int compression_level = 1;  // zstd level, -7 (fastest) to 22; 0 writes frames uncompressed
   // How long the IO thread holds records back so that records of different
   // threads come out in time order: it covers timestamp skew between cores
-  // and the moment a store takes to become visible. (A thread preempted in
-  // the middle of a call is waited for, whatever this says.)
-  std::chrono::microseconds ordering_window{200};
+  // and the moment a store takes to become visible, both well under a
+  // microsecond on current machines. (A thread preempted in the middle of a
+  // call is waited for, whatever this says.) A thread whose ring fills in
+  // less than this waits for it, so a long window slows threads that log
+  // large records.
+  std::chrono::microseconds ordering_window{20};
   // Durability: the IO thread calls fdatasync once data has waited this long
   // unsynced, or once this many bytes are unsynced; zero turns either off.
   // A rolled file is synced before it is closed.
@@ -187,6 +192,11 @@ struct Config {
   Level flight_level = Level::off;
   Level flight_trigger = Level::error;
   std::size_t flight_bytes = std::size_t{64} << 10;  // 1 KiB to 64 MiB
+  // The CPUs terse's own threads run on (terse-io, terse-write and, when
+  // they run, terse-view, terse-console and terse-levels): keep them off the
+  // CPUs of the threads whose latency counts. Empty: wherever the scheduler
+  // puts them. Each must be a CPU this process may run on.
+  std::vector<int> cpus;
   // start() applies TERSE_LEVEL, TERSE_LEVELS_FILE, TERSE_CONSOLE,
   // TERSE_CONSOLE_FD and TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
@@ -233,10 +243,12 @@ struct ThreadStats {
 };
 
 // Gives the calling thread its buffer now rather than in its first logging
-// call, which otherwise pays for it (mapping Config::thread_buffer_bytes)
-// and stamps its record that much later. For threads that must not stall
-// even once, such as a trading or audio thread, at their start. Does
-// nothing before start() or when the thread already has one.
+// call, which otherwise pays for it (a few microseconds) and stamps its
+// record that much later, and has all of it (Config::thread_buffer_bytes)
+// mapped now rather than page by page as the thread first fills it. For
+// threads that must not stall even once, such as a trading or audio thread,
+// at their start. Does nothing before start() or when the thread already
+// has one.
 void preallocate() noexcept;
 
 // What the logger has done since start(); counters are exact once flush()

@@ -57,6 +57,7 @@ struct ThreadBuffer {
   alignas(64) std::atomic<std::uint64_t> consumed{0};
   std::uint64_t drops_reported = 0;
   std::uint64_t drops_checked_ticks = 0;  // drops not yet reported happened after this
+  std::uint64_t populated = 0;            // the ring's first bytes the IO thread has had mapped
   std::atomic<std::uint64_t> highest_fill{0};
   // `dropped` when the running logger started: a thread's buffer outlives
   // stop() and start(), terse::stats() counts from start().

@@ -1,0 +1,21 @@
+// Where terse's own threads run (Config::cpus): users who count nanoseconds
+// keep them off the CPUs of their hot threads.
+#pragma once
+
+#include <pthread.h>
+
+#include <string>
+#include <vector>
+
+namespace terse::detail {
+
+// Empty when `cpus` is a set this process may run on; otherwise what is
+// wrong with it, for start()'s error.
+std::string check_cpus(const std::vector<int>& cpus);
+// The CPUs every terse thread started from now on is pinned to; empty: none.
+void set_thread_cpus(const std::vector<int>& cpus);
+// Names one of terse's threads (so `top -H` and the stats tell them apart)
+// and pins it to the CPUs set, if any.
+void place_thread(pthread_t thread, const char* name) noexcept;
+
+}  // namespace terse::detail
