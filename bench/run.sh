@@ -40,7 +40,8 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTERSE_TESTS=OFF -DTERS
   { cat "$build.configure.log" >&2; die "cmake configure failed (missing libbenchmark-dev, libspdlog-dev, libfmt-dev, libzstd-dev, libcli11-dev or libboost-dev?)"; }
 rm -f "$build.configure.log"
 cmake --build "$build" -j "$(nproc)" --target terse_bench_micro terse_bench_latency terse_bench_throughput \
-  terse_bench_latency_shared terse_bench_decode terse_bench_console terse_cli >/dev/null || die "build failed; run: cmake --build $build"
+  terse_bench_latency_shared terse_bench_decode terse_bench_console terse_bench_threads terse_bench_follow \
+  terse_cli >/dev/null || die "build failed; run: cmake --build $build"
 
 rm -rf "$raw"
 mkdir -p "$raw" "$results"
@@ -61,6 +62,12 @@ echo "== throughput ($millions million records)"
 echo "== decoder"
 "$bin/terse_bench_decode" --cli "$build/terse" --dir "$raw/terse-logs" --reps "$reps" --csv "$raw/decode.csv"
 rm -rf "$raw/terse-logs"
+
+echo "== many threads"
+"$bin/terse_bench_threads" --csv "$raw/threads.csv"
+
+echo "== live records"
+"$bin/terse_bench_follow" --cli "$build/terse" --csv "$raw/follow.csv"
 
 echo "== console"
 "$bin/terse_bench_console" --cli "$build/terse" --millions "$millions" --reps "$reps" --csv "$raw/console.csv"
@@ -208,7 +215,7 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
     }' "$raw/micro.csv"
 
   awk -F, -v millions="$millions" '
-    /^throughput,/ {
+    /^throughput,/ && $3 != "terse-pinned" {
       run = $2; logger = $3
       if (!(run in seen)) { seen[run] = 1; runs[++nr] = run }
       n[run]++; order[run, n[run]] = logger
@@ -267,6 +274,73 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
     }' "$raw/throughput.csv"
 
   awk -F, '
+    /^throughput,canonical,terse-pinned,/ { rate[++n] = $7; bpr[n] = $9 }
+    /^throughput,canonical,terse,/ { free = $7 }
+    function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+    END {
+      if (n == 0) exit
+      print "## terse'"'"'s threads pinned (`Config::cpus`)"
+      print ""
+      print "The canonical run again, " n " times: the producer on the last CPU, terse'"'"'s threads"
+      print "pinned to the first with `Config::cpus`, as low-latency users run a logger."
+      print ""
+      line = ""
+      for (i = 1; i <= n; i++) { line = line (i > 1 ? ", " : "") sprintf("%.2f M", rate[i] / 1e6); r[i] = rate[i] }
+      sort(r, n)
+      printf "records/s until flushed, run by run: %s; median %.2f M, lowest %.2f M, highest %.2f M (unpinned, the run above: %.2f M).\n", \
+        line, r[int((n + 1) / 2)] / 1e6, r[1] / 1e6, r[n] / 1e6, free / 1e6
+      print ""
+    }' "$raw/throughput.csv"
+
+  awk -F, '
+    /^latency,1,terse pinned,/ { split($0, p, ",") }
+    /^latency,1,terse,/ { split($0, f, ",") }
+    END {
+      if (p[1] == "") exit
+      print "Latency of one call with terse'"'"'s threads pinned (1 producer, the harness above), ns:"
+      print ""
+      print "| | pinned | not pinned |"
+      print "|---|---:|---:|"
+      split("p50,p90,p99,p99.9,p99.99,max", names, ",")
+      for (k = 1; k <= 6; k++) printf "| %s | %.0f | %.0f |\n", names[k], p[k + 3], f[k + 3]
+      print ""
+    }' "$raw/latency.csv"
+
+  awk -F, '
+    /^threads,/ { key = $2 "," $3 "," $4 "," $5; secs[key] = $6; peak[key] = $7; after[key] = $8; first[key] = $9; later[key] = $10; keys[++n] = key }
+    END {
+      print "## Many threads"
+      print ""
+      print "Churn: 10,000 threads, 20 alive at a time, each logging one canonical record, against the same"
+      print "threads logging nothing; the first call of a new thread beside its second (medians over the"
+      print "threads). Then N threads alive at once, M records each: the process'"'"'s peak RSS, and its RSS once"
+      print "the threads have exited."
+      print ""
+      c = "churn,terse,10000,1"; z = "churn,none,10000,1"
+      printf "Churn: %.2f s with terse, %.2f s without; the first call %.1f us, a later one %.0f ns; peak RSS %.1f MiB.\n", \
+        secs[c], secs[z], first[c] / 1000, later[c], peak[c] / 1024
+      print ""
+      print "| threads | records each | seconds | peak RSS MiB | RSS after they exit, MiB |"
+      print "|---:|---:|---:|---:|---:|"
+      for (i = 1; i <= n; i++) {
+        split(keys[i], k, ",")
+        if (k[1] != "many") continue
+        printf "| %d | %d | %.2f | %.1f | %.1f |\n", k[3], k[4], secs[keys[i]], peak[keys[i]] / 1024, after[keys[i]] / 1024
+      }
+      print ""
+    }' "$raw/threads.csv"
+
+  awk -F, '
+    /^follow,/ {
+      print "## Live records"
+      print ""
+      printf "A writer logging one record every %d ms, followed by `terse cat -f`: from the call to its line on\n", $3
+      printf "the follower'"'"'s stdout, over %d records: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%s.\n", \
+        $2, $4, $5, $6, $7, ($8 > 0 ? ", " $8 " never arrived" : "")
+      print ""
+    }' "$raw/follow.csv"
+
+  awk -F, '
     /^decode,/ { rows[++n] = $0 }
     END {
       print "## Decoder: the canonical throughput run read back"
@@ -311,7 +385,7 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
 # ---- the chart ------------------------------------------------------------------
 
 awk -F, '
-  /^latency,/ && $3 != "empty-timed-region" {
+  /^latency,/ && $3 != "empty-timed-region" && $3 != "terse pinned" {
     key = $3 " (" $2 "p)"
     if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
     for (k = 1; k <= 6; k++) v[key, k] = $(k + 3)

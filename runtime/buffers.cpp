@@ -25,6 +25,8 @@ namespace {
 
 std::atomic<std::uint32_t> g_next_thread_index{1};
 
+constexpr std::uint64_t kFirstMapped = 4096;
+
 // Marks the thread's buffer abandoned when the thread exits; the IO thread
 // drains what is left and frees it.
 struct BufferReleaser {
@@ -96,7 +98,7 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   buffer->capacity = capacity;
   if (map_whole) {
     populate(buffer->data, capacity);
-    buffer->populated = capacity;  // before the IO thread can see the buffer
+    buffer->mapped = capacity;
   }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
@@ -129,6 +131,12 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // to get a core. The wake costs a syscall only when the IO thread sleeps;
 // the producer looks again after another eighth of the ring, in case the
 // IO thread went to sleep meanwhile without reaching these records.
+//
+// A ring's pages are mapped as its thread first reaches them, in steps
+// that double (from kFirstMapped), each mapped in one call: a thread that
+// logs a few records holds a few pages and its first call costs a few
+// microseconds, and a busy thread takes a handful of such calls on its
+// first pass rather than a page fault every 4 KiB of it.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   cached_read = consumed.load(std::memory_order_acquire);
   std::uint64_t fill = end - cached_read;
@@ -137,6 +145,18 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
     look_again_at = std::min(cached_read + capacity, end + capacity / 8);
   } else {
     look_again_at = cached_read + capacity / 4;
+  }
+  if (mapped < capacity) {
+    if (end > mapped) {
+      constexpr std::uint64_t kPage = 4096;
+      std::uint64_t want = std::max({(end + kPage - 1) & ~(kPage - 1), mapped * 2, kFirstMapped});
+      // A record that wraps on the first pass needs the whole ring.
+      std::uint64_t to = end > capacity ? capacity : std::min(capacity, want);
+      populate(data + mapped, static_cast<std::size_t>(to - mapped));
+      mapped = to;
+    }
+    // Positions are ring offsets until the first wrap, which needs all of it mapped.
+    if (mapped < capacity) look_again_at = std::min(look_again_at, mapped);
   }
   return fill <= capacity;
 }
@@ -151,6 +171,10 @@ static void count_drop(ThreadBuffer& buffer) noexcept {
 // Waiting for room spins for a moment (the IO thread is usually draining
 // already), then sleeps until the IO thread says it freed space: spinning or
 // yielding longer would take the CPU from the very threads that free it.
+// A sleeping thread is woken once its ring is down to a quarter full, not
+// as soon as one record fits: woken for every record, a thread logging
+// large records flat out would wait in nearly every call; this way it waits
+// once per three quarters of a ring.
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   constexpr unsigned kSpins = 128;
   constexpr long kSleepLimitNs = 1'000'000;  // re-checks stop() at least this often
@@ -173,6 +197,12 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
       continue;
     }
     std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_acquire);
+    // Nothing of this thread's is uncommitted here, so the IO thread can
+    // drain the ring down to this (and past the room the record needs).
+    auto at_least_zero = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
+    std::uint64_t needed_at = at_least_zero(buffer.write_pos + 2 * size, buffer.capacity);  // room even if it wraps
+    std::uint64_t quarter_full_at = at_least_zero(buffer.write_pos, buffer.capacity / 8);
+    buffer.wake_at_consumed.store(std::max(needed_at, quarter_full_at), std::memory_order_relaxed);
     buffer.waiting_for_room.store(true, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     char* out = buffer.try_reserve(size);

@@ -14,7 +14,6 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
-#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -29,9 +28,6 @@ constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
 // so its batches stay large (and compress well) even when it is preempted.
 constexpr auto kSmallBatchDelay = 10ms;
 constexpr std::size_t kSmallBatchBytes = 4096;
-// A ring whose thread has written this much gets the pages ahead of it
-// mapped; one that logs less than this keeps what it touched.
-constexpr std::uint64_t kPopulateFrom = std::uint64_t{16} << 10;
 
 template <typename Entry>
 void append_entry(std::string& dictionary, const Entry& entry) {
@@ -75,7 +71,7 @@ bool Collector::load(Cursor& cursor) {
 // Hands the ring space behind the cursor back to its thread.
 void Collector::publish(const Cursor& c) {
   c.buffer->consumed.store(c.position, std::memory_order_release);
-  room_freed(*c.buffer);
+  room_freed(*c.buffer, c.position);
 }
 
 void Collector::publish_consumed() {
@@ -349,7 +345,6 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
     Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {}, nullptr};
     if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
       b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
-    populate_ahead(*b, c.end);
     if (load(c)) {
       describe_thread(*batch, *b);
       cursors_.push_back(c);
@@ -431,18 +426,6 @@ void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
       batch->record_count > 0 &&
       (age >= schema::kMaxBatchDelay || (age >= kSmallBatchDelay && batch->records.size() < kSmallBatchBytes));
   if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
-}
-
-// A ring's pages are mapped as its thread first writes them (memory.hpp),
-// so a thread that logs a little costs a few pages; one that keeps logging
-// has the rest mapped here, off its own path, rather than take a page fault
-// every 4 KiB of its first pass.
-void Collector::populate_ahead(ThreadBuffer& b, std::uint64_t committed) {
-  if (b.populated >= b.capacity || committed < kPopulateFrom || committed + kPopulateFrom <= b.populated) return;
-  // Ahead by a multiple of what it wrote: a few calls map a busy ring whole.
-  std::uint64_t to = std::min<std::uint64_t>(b.capacity, (committed * 8 + 4095) & ~std::uint64_t{4095});
-  populate(b.data + b.populated, static_cast<std::size_t>(to - b.populated));
-  b.populated = to;
 }
 
 // Producers whose rings fill up cut the sleep short (nudge_io_thread),

@@ -78,8 +78,6 @@ class Collector {
   bool anything_pending() const;
   void submit(Batch*& batch);
   void submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
-  // Has the kernel map the rest of a ring that started to fill (memory.hpp).
-  static void populate_ahead(ThreadBuffer& b, std::uint64_t committed);
   // True when a producer woke it: its ring is filling.
   bool sleep_while_idle(std::chrono::steady_clock::duration idle_for);
 

@@ -53,12 +53,13 @@ void nudge_io_thread() noexcept;
 void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept;
 void wake_all(std::atomic<std::uint32_t>& word) noexcept;
 
-// The IO thread calls this after it moved `consumed` on.
-inline void room_freed(ThreadBuffer& buffer) noexcept {
+// The IO thread calls this after it moved `consumed` on to `consumed`.
+inline void room_freed(ThreadBuffer& buffer, std::uint64_t consumed) noexcept {
   // Pairs with the fence in reserve_slow: either the producer sees the new
   // consumer position, or this sees that it waits.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (buffer.waiting_for_room.load(std::memory_order_relaxed)) {
+  if (buffer.waiting_for_room.load(std::memory_order_relaxed) &&
+      consumed >= buffer.wake_at_consumed.load(std::memory_order_relaxed)) {
     buffer.room_epoch.fetch_add(1, std::memory_order_release);
     wake_all(buffer.room_epoch);
   }

@@ -1,5 +1,6 @@
 #include "interning.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -23,6 +24,13 @@ std::size_t sample_hash(std::string_view text) {
   return hash ^ (text.size() * 0xC2B2AE3D27D4EB4Full);
 }
 
+// The collector writes every varint in its shortest form.
+std::size_t varint_size(std::uint64_t value) {
+  std::size_t size = 1;
+  for (; value >= 0x80; value >>= 7) ++size;
+  return size;
+}
+
 }  // namespace
 
 bool TextInterner::rewrite(std::string_view records, std::string& out, std::string& entries) {
@@ -36,26 +44,33 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
   rewritten.append(base);
   BatchRecord record;
   while (!r.empty()) {
+    const char* start = reinterpret_cast<const char*>(r.position());
     if (!next_batch_record(r, record)) {
       // Cannot happen for the collector's own bytes; they are written as they are.
       discard();
       entries.clear();
       return false;
     }
-    wire::put_varint(rewritten, record.site_id);
-    wire::put_varint(rewritten, record.thread);
-    wire::put_varint(rewritten, record.tick_delta);
     std::string_view args = record.args;
+    // The record's bytes go over as they are, up to its arguments when
+    // those change: no varint is decoded only to be encoded again.
+    std::string_view whole(start, static_cast<std::size_t>(args.data() + args.size() - start));
+    if (args.size() < kMinLength) {
+      rewritten.append(whole);
+      continue;
+    }
     const SiteInfo* site =
         record.site_id == schema::kControlSiteId ? nullptr : site_info(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
     // A rate-limited site's suppressed count comes before its arguments.
     std::size_t count_size = site != nullptr && site->limited ? suppressed_count_size(args) : 0;
     args_.append(args.substr(0, count_size));
-    if (site == nullptr || args.size() < kMinLength ||
-        !rewrite_args(args.substr(count_size), site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
-      wire::put_bytes(rewritten, args);
+    if (site == nullptr || !rewrite_args(static_cast<std::uint32_t>(record.site_id), args.substr(count_size),
+                                         site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
+      rewritten.append(whole);
     } else {
+      std::size_t length_size = varint_size(args.size());
+      rewritten.append(start, static_cast<std::size_t>(args.data() - start) - length_size);
       wire::put_bytes(rewritten, args_);
     }
   }
@@ -64,8 +79,15 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
   return true;
 }
 
-bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags, std::size_t count,
-                                std::string& args_out, std::string& entries, bool& changed) {
+std::uint32_t& TextInterner::last_text(std::uint32_t site_id, std::size_t arg) {
+  if (site_id >= last_text_.size()) last_text_.resize(std::max<std::size_t>(site_id + 1, last_text_.size() * 2));
+  std::vector<std::uint32_t>& site = last_text_[site_id];
+  if (arg >= site.size()) site.resize(arg + 1, 0);
+  return site[arg];
+}
+
+bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, const std::uint8_t* tags,
+                                std::size_t count, std::string& args_out, std::string& entries, bool& changed) {
   std::size_t at = 0;
   for (std::size_t i = 0; i < count; ++i) {
     auto tag = static_cast<schema::TypeTag>(tags[i]);
@@ -96,6 +118,13 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
       continue;
     }
     at += 4 + length;
+    std::uint32_t& last = last_text(site_id, i);
+    if (last != 0 && by_id_[last] == text) {
+      wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
+      wire::put_le<std::uint32_t>(args_out, last);
+      changed = true;
+      continue;
+    }
     std::size_t hash = sample_hash(text);
     std::uint32_t id = 0;
     auto known = texts_.find(hash);
@@ -106,7 +135,12 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
     if (id == 0 && seen_once_.count(hash) != 0 && text_bytes_ + length <= kMaxTextBytes) {
       // Its second time in this file: from now on it is written once.
       id = next_id_++;
-      texts_[hash].push_back(Text{std::string(text), id});
+      std::vector<Text>& same_hash = texts_[hash];
+      same_hash.push_back(Text{std::string(text), id});
+      // Moving a long std::string keeps its heap bytes where they are, so the
+      // views of the others stay valid when the vector grows.
+      if (by_id_.size() <= id) by_id_.resize(id + 1);
+      by_id_[id] = same_hash.back().bytes;
       text_bytes_ += length;
       pending_.push_back(hash);
       std::string body;
@@ -123,6 +157,7 @@ bool TextInterner::rewrite_args(std::string_view args, const std::uint8_t* tags,
       args_out.append(text);
       continue;
     }
+    last = id;
     wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
     wire::put_le<std::uint32_t>(args_out, id);
     changed = true;
@@ -138,6 +173,7 @@ void TextInterner::discard() {
     // Texts of the failed write are the newest of their hash.
     while (!list.empty() && list.back().id >= next_id_ - static_cast<std::uint32_t>(pending_.size())) {
       text_bytes_ -= list.back().bytes.size();
+      by_id_[list.back().id] = {};
       list.pop_back();
     }
     if (list.empty()) texts_.erase(it);
@@ -147,6 +183,8 @@ void TextInterner::discard() {
 
 void TextInterner::new_file() {
   texts_.clear();
+  by_id_.clear();
+  last_text_.clear();
   seen_once_.clear();
   pending_.clear();
   text_bytes_ = 0;

@@ -40,10 +40,17 @@ class TextInterner {
     std::uint32_t id;
   };
   // Appends the argument bytes of one record, interned, to `args_out`.
-  bool rewrite_args(std::string_view args, const std::uint8_t* tags, std::size_t count, std::string& args_out,
-                    std::string& entries, bool& changed);
+  bool rewrite_args(std::uint32_t site_id, std::string_view args, const std::uint8_t* tags, std::size_t count,
+                    std::string& args_out, std::string& entries, bool& changed);
+  // The id of the text a site's argument held last time, 0 for none: a
+  // call site mostly logs the same long text again, which one comparison
+  // then finds without hashing it.
+  std::uint32_t& last_text(std::uint32_t site_id, std::size_t arg);
 
   std::unordered_map<std::size_t, std::vector<Text>> texts_;  // by hash
+  // Each interned text's bytes by id (empty once forgotten); they live in texts_.
+  std::vector<std::string_view> by_id_;
+  std::vector<std::vector<std::uint32_t>> last_text_;  // by site id, then argument
   std::unordered_set<std::size_t> seen_once_;
   std::vector<std::size_t> pending_;  // hashes of texts defined by the last rewrite
   std::size_t text_bytes_ = 0;

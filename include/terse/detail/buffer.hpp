@@ -48,6 +48,9 @@ struct ThreadBuffer {
   std::uint64_t look_again_at = 0;
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
+  // The ring's first bytes whose pages are mapped; the rest is mapped in
+  // steps as the thread first gets there (look_for_room).
+  std::uint64_t mapped = 0;
   // Records the drop policy discarded, written by this thread alone and
   // reported into the log by the IO thread.
   std::atomic<std::uint64_t> dropped{0};
@@ -57,7 +60,6 @@ struct ThreadBuffer {
   alignas(64) std::atomic<std::uint64_t> consumed{0};
   std::uint64_t drops_reported = 0;
   std::uint64_t drops_checked_ticks = 0;  // drops not yet reported happened after this
-  std::uint64_t populated = 0;            // the ring's first bytes the IO thread has had mapped
   std::atomic<std::uint64_t> highest_fill{0};
   // `dropped` when the running logger started: a thread's buffer outlives
   // stop() and start(), terse::stats() counts from start().
@@ -69,6 +71,8 @@ struct ThreadBuffer {
   // bumps it and wakes the producer when it frees space.
   std::atomic<bool> waiting_for_room{false};
   std::atomic<std::uint32_t> room_epoch{0};
+  // The consumer position the waiting producer is woken at (see reserve_slow).
+  std::atomic<std::uint64_t> wake_at_consumed{0};
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
@@ -92,8 +96,9 @@ struct ThreadBuffer {
   }
 
   // Out of line, as the fast path rarely gets here: re-reads the consumer
-  // position, wakes a sleeping IO thread once the ring fills up, and
-  // says whether the ring has room up to `end`.
+  // position, wakes a sleeping IO thread once the ring fills up, maps the
+  // ring's next pages on its first pass, and says whether the ring has room
+  // up to `end`.
   bool look_for_room(std::uint64_t end) noexcept;
 
   // Opens the window between taking a record's timestamp and committing it.
