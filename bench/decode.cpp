@@ -1,6 +1,8 @@
 // Decoder speed on a directory of .tlog files (the throughput run's): the
 // decoder library rendering into memory, and the built `terse cat` CLI
-// writing to /dev/null, as text (default pattern) and as JSON lines.
+// writing to /dev/null, as text (default pattern) and as JSON lines, on as
+// many threads as the CPUs it may use (cli-text, cli-json) and on one
+// (cli-text-1, cli-json-1: --threads 1, today's one-core figure).
 //
 //   terse_bench_decode --cli PATH --dir DIR [--reps N] [--csv FILE]
 //
@@ -112,9 +114,14 @@ bool cli_once(const std::vector<std::string>& argv_strings, int out_fd, double& 
 }
 
 // Counts the CLI's output once through a pipe, then times it to /dev/null.
-bool cli_run(const std::string& cli, const std::string& dir, bool json, int reps, Measure& m) {
+// threads 0: the CLI's default (every CPU it may use).
+bool cli_run(const std::string& cli, const std::string& dir, bool json, int threads, int reps, Measure& m) {
   std::vector<std::string> args{cli, "cat"};
   if (json) args.push_back("--json");
+  if (threads > 0) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(threads));
+  }
   args.push_back(dir);
 
   int fds[2];
@@ -199,13 +206,15 @@ int main(int argc, char** argv) {
     std::sort(runs.begin(), runs.end(), [](const Measure& a, const Measure& b) { return a.seconds < b.seconds; });
     rows.push_back({json ? "library-json" : "library-text", runs[runs.size() / 2]});
   }
-  for (bool json : {false, true}) {
-    Measure m;
-    if (!cli_run(cli, dir, json, reps, m)) {
-      std::fprintf(stderr, "decode: %s cat%s %s failed\n", cli.c_str(), json ? " --json" : "", dir.c_str());
-      return 1;
+  for (int threads : {0, 1}) {
+    for (bool json : {false, true}) {
+      Measure m;
+      if (!cli_run(cli, dir, json, threads, reps, m)) {
+        std::fprintf(stderr, "decode: %s cat%s %s failed\n", cli.c_str(), json ? " --json" : "", dir.c_str());
+        return 1;
+      }
+      rows.push_back({threads == 1 ? (json ? "cli-json-1" : "cli-text-1") : (json ? "cli-json" : "cli-text"), m});
     }
-    rows.push_back({json ? "cli-json" : "cli-text", m});
   }
 
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
