@@ -53,9 +53,72 @@ fmt::basic_format_arg<fmt::format_context> to_fmt_arg(const Arg& a) {
 
 bool is_structured(const Arg& a) { return a.tag == static_cast<std::uint8_t>(TypeTag::structured); }
 
+// Collects the pieces of a text line on the stack and hands them to the
+// string in one append: std::string::append is out of line, and a line is
+// twenty small pieces.
+class Staged {
+ public:
+  explicit Staged(std::string& out) : out_(out) {}
+  ~Staged() { flush(); }
+  Staged(const Staged&) = delete;
+  Staged& operator=(const Staged&) = delete;
+
+  void append(const char* p, std::size_t n) {
+    if (n > sizeof buffer_ - size_) [[unlikely]] {
+      append_long(p, n);
+      return;
+    }
+    char* to = buffer_ + size_;
+    size_ += n;
+    // Most pieces are a few bytes: copied with two fixed-size moves that
+    // overlap (never reading outside the piece), not a call to memcpy.
+    if (n >= 8 && n <= 16) {
+      std::memcpy(to, p, 8);
+      std::memcpy(to + n - 8, p + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(to, p, 4);
+      std::memcpy(to + n - 4, p + n - 4, 4);
+    } else if (n < 4) {
+      for (std::size_t i = 0; i < n; ++i) to[i] = p[i];
+    } else {
+      std::memcpy(to, p, n);
+    }
+  }
+  Staged& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+  Staged& operator+=(char c) {
+    if (size_ == sizeof buffer_) flush();
+    buffer_[size_++] = c;
+    return *this;
+  }
+  // Before anything writes to the string itself.
+  std::string& flush() {
+    out_.append(buffer_, size_);
+    size_ = 0;
+    return out_;
+  }
+
+ private:
+  [[gnu::noinline]] void append_long(const char* p, std::size_t n) {
+    flush();
+    if (n > sizeof buffer_) {
+      out_.append(p, n);
+    } else {
+      std::memcpy(buffer_, p, n);
+      size_ = n;
+    }
+  }
+
+  std::string& out_;
+  char buffer_[512];
+  std::size_t size_ = 0;
+};
+
 // Integers as fmt's "{}" writes them, without its back_inserter.
-template <typename T>
-void append_integer(std::string& out, T value) {
+template <typename Out, typename T>
+void append_integer(Out& out, T value) {
   fmt::format_int digits(value);
   out.append(digits.data(), digits.size());
 }
@@ -63,18 +126,25 @@ void append_integer(std::string& out, T value) {
 // A float as fmt's "{}" writes it (the compiled "{}" calls the same writer),
 // into a stack buffer: the shortest form of a double or float is at most 24
 // characters.
-template <typename T>
-void append_shortest(std::string& out, T value) {
+template <typename Out, typename T>
+void append_shortest(Out& out, T value) {
   char buffer[32];
   char* end = fmt::format_to(buffer, FMT_COMPILE("{}"), value);
   out.append(buffer, static_cast<std::size_t>(end - buffer));
+}
+
+// Whether render_message() takes format_plain() for the record.
+bool renders_plain(const Record& record) {
+  return record.kind == RecordKind::log && record.site->check.plain && record.site->types.roots.empty() &&
+         record.site->arg_names.empty();
 }
 
 // FormatCheck::plain: the text between the fields as it is, and each
 // argument as fmt writes it for `{}` (the compiled "{}" calls the same
 // writers as fmt's runtime formatting does for an empty spec), so the bytes
 // are the same without parsing the format string for every record.
-void format_plain(std::string& out, std::string_view format, std::span<const Arg> args) {
+template <typename Out>
+void format_plain(Out& out, std::string_view format, std::span<const Arg> args) {
   const char* p = format.data();
   const char* end = p + format.size();
   std::size_t next = 0;
@@ -98,7 +168,9 @@ void format_plain(std::string& out, std::string_view format, std::span<const Arg
       } else if constexpr (std::is_same_v<T, fmt::string_view>) {
         out.append(value.data(), value.size());
       } else {
-        fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}"), value);  // long double, pointer: rare
+        fmt::memory_buffer text;  // long double, pointer: rare
+        fmt::format_to(fmt::appender(text), FMT_COMPILE("{}"), value);
+        out.append(text.data(), text.size());
       }
     });
     p = open + 2;
@@ -385,7 +457,8 @@ const CivilTime& civil(std::int64_t seconds, bool utc) {
 }
 
 // The first `shown` of the 9 digits of a fraction of a second.
-void append_nanos(std::string& out, std::int64_t nanos, std::size_t shown) {
+template <typename Out>
+void append_nanos(Out& out, std::int64_t nanos, std::size_t shown) {
   char digits[9];
   auto n = static_cast<std::uint32_t>(nanos);
   for (int i = 8; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
@@ -403,27 +476,42 @@ void split(std::int64_t unix_ns, std::int64_t& seconds, std::int64_t& nanos) {
 
 }  // namespace
 
-void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
-  std::int64_t seconds, nanos;
-  split(unix_ns, seconds, nanos);
-  // Consecutive records share their second: format it once.
+namespace {
+
+// "2026-11-29 14:03:07." for the second; consecutive records share their
+// second, so it is formatted once.
+const std::string& time_prefix(std::int64_t seconds, bool utc) {
   thread_local std::int64_t cached_seconds = INT64_MIN;
   thread_local bool cached_utc = false;
   thread_local std::string cached_prefix;
-  if (seconds != cached_seconds || style.utc != cached_utc) {
-    const tm& t = civil(seconds, style.utc).parts;
+  if (seconds != cached_seconds || utc != cached_utc) {
+    const tm& t = civil(seconds, utc).parts;
     cached_prefix = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
                                 t.tm_hour, t.tm_min, t.tm_sec);
     cached_seconds = seconds;
-    cached_utc = style.utc;
+    cached_utc = utc;
   }
+  return cached_prefix;
+}
+
+template <typename Out>
+void append_time_to(Out& out, std::int64_t unix_ns, const TimeStyle& style) {
+  std::int64_t seconds, nanos;
+  split(unix_ns, seconds, nanos);
+  const std::string& prefix = time_prefix(seconds, style.utc);
   int shown = std::clamp(style.digits, 0, 9);
   if (shown == 0) {
-    out.append(cached_prefix, 0, cached_prefix.size() - 1);  // no '.'
+    out.append(prefix.data(), prefix.size() - 1);  // no '.'
     return;
   }
-  out += cached_prefix;
+  out.append(prefix.data(), prefix.size());
   append_nanos(out, nanos, static_cast<std::size_t>(shown));
+}
+
+}  // namespace
+
+void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
+  append_time_to(out, unix_ns, style);
 }
 
 void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
@@ -512,28 +600,31 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
                               const std::string_view* rendered) const {
   // Log records and suppressed-calls reports have a site; drop reports do not.
   bool is_log = record.site != nullptr;
-  auto put = [&out](const Piece& piece, const auto& value) {
+  // The pieces without a spec go through `line`; everything else is written
+  // to `out` after flushing it, so the order is kept.
+  Staged line(out);
+  auto put = [&line](const Piece& piece, const auto& value) {
     if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>) {
       if (piece.text.empty()) {
-        fmt::format_int digits(value);  // every line has two: spare them fmt's back_inserter
-        out.append(digits.data(), digits.size());
+        append_integer(line, value);
         return;
       }
     }
+    std::string& text = line.flush();
     if (piece.text.empty()) {
-      fmt::format_to(std::back_inserter(out), "{}", value);
+      fmt::format_to(std::back_inserter(text), "{}", value);
     } else {
-      fmt::vformat_to(std::back_inserter(out), piece.text, fmt::make_format_args(value));
+      fmt::vformat_to(std::back_inserter(text), piece.text, fmt::make_format_args(value));
     }
   };
   for (const Piece& piece : pieces_) {
     switch (piece.field) {
       case Field::literal:
-        out += piece.text;
+        line += piece.text;
         break;
       case Field::time:
         if (piece.text.empty()) {
-          append_time(out, record.unix_ns, style);
+          append_time_to(line, record.unix_ns, style);
         } else {
           std::string time;
           append_time(time, record.unix_ns, style);
@@ -544,14 +635,14 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         std::uint8_t level = is_log ? record.site->level : static_cast<std::uint8_t>(LevelValue::warn);
         std::string_view name = level_name(level);
         const char* color = style.color ? level_color(level) : nullptr;
-        if (color) out += color;
+        if (color) line += color;
         if (piece.text.empty()) {
-          out += name;
+          line += name;
         } else {
           put(piece, name);
         }
-        if (color) out += "\x1b[0m";
-        if (record.flight) out += kFlightMarker;
+        if (color) line += "\x1b[0m";
+        if (record.flight) line += kFlightMarker;
         break;
       }
       case Field::thread:
@@ -560,7 +651,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
       case Field::file: {
         std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
         if (piece.text.empty()) {
-          out += file;
+          line += file;
         } else {
           put(piece, file);
         }
@@ -572,28 +663,33 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
       case Field::message:
         if (rendered) {
           if (piece.text.empty()) {
-            out += *rendered;
+            line += *rendered;
           } else {
             put(piece, *rendered);
           }
         } else if (piece.text.empty()) {
-          render_message(record, out, nullptr, &style);
+          if (renders_plain(record)) {
+            format_plain(line, record.site->format, record.args);  // as render_message() would
+          } else {
+            render_message(record, line.flush(), nullptr, &style);
+          }
         } else {
           std::string message;
           render_message(record, message, nullptr, &style);
           put(piece, message);
         }
         if (record.kind == RecordKind::log && record.suppressed > 0)
-          fmt::format_to(std::back_inserter(out), " [{} suppressed]", record.suppressed);
+          fmt::format_to(std::back_inserter(line.flush()), " [{} suppressed]", record.suppressed);
         if (!has_context_field_ && !record.context.empty()) {
-          out += " {";
-          append_context_text(out, record.context);
-          out += '}';
+          std::string& text = line.flush();
+          text += " {";
+          append_context_text(text, record.context);
+          text += '}';
         }
         break;
       case Field::context:
         if (piece.text.empty()) {
-          append_context_text(out, record.context);
+          append_context_text(line.flush(), record.context);
         } else {
           std::string text;
           append_context_text(text, record.context);
@@ -602,7 +698,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         break;
     }
   }
-  out += '\n';
+  line += '\n';
 }
 
 namespace {
