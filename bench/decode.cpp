@@ -1,23 +1,34 @@
 // Decoder speed on a directory of .tlog files (the throughput run's): the
 // decoder library rendering into memory, and the built `terse cat` CLI
-// writing to /dev/null, as text (default pattern) and as JSON lines.
+// writing to /dev/null, as text (default pattern) and as JSON lines, on as
+// many threads as the CPUs it may use (cli-text, cli-json) and on one
+// (cli-text-1, cli-json-1: --threads 1, today's one-core figure).
 //
 //   terse_bench_decode --cli PATH --dir DIR [--reps N] [--csv FILE]
 //
 // --csv writes one line per mode:
 //   decode,MODE,lines,bytes,seconds,lines_per_s,mb_per_s,cpu_seconds
 // where seconds is the median wall time of the repetitions and cpu_seconds
-// the user+system time of that (median) run.
+// the user+system time of that (median) run; and one line for `terse cat -f`:
+//   follow,appends,median_ms,max_ms
+// the time from appending a records frame to a followed file to the first
+// byte of its lines on the CLI's stdout.
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <terse/decoder.hpp>
@@ -112,9 +123,14 @@ bool cli_once(const std::vector<std::string>& argv_strings, int out_fd, double& 
 }
 
 // Counts the CLI's output once through a pipe, then times it to /dev/null.
-bool cli_run(const std::string& cli, const std::string& dir, bool json, int reps, Measure& m) {
+// threads 0: the CLI's default (every CPU it may use).
+bool cli_run(const std::string& cli, const std::string& dir, bool json, int threads, int reps, Measure& m) {
   std::vector<std::string> args{cli, "cat"};
   if (json) args.push_back("--json");
+  if (threads > 0) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(threads));
+  }
   args.push_back(dir);
 
   int fds[2];
@@ -158,6 +174,77 @@ bool cli_run(const std::string& cli, const std::string& dir, bool json, int reps
   return true;
 }
 
+// `terse cat -f FILE` while FILE grows by one records frame at a time (with
+// whatever frames precede it): the milliseconds from each append to the
+// first output it causes. The output is read on its own thread, so a frame
+// of output never waits for the pipe.
+bool follow_latency(const std::string& cli, const std::string& source, std::vector<double>& latencies) {
+  std::ifstream in(source, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::vector<std::size_t> ends;  // of each records frame
+  for (std::size_t pos = 16; pos + 24 <= bytes.size();) {
+    std::uint32_t stored;
+    std::memcpy(&stored, bytes.data() + pos + 8, 4);  // FORMAT.md §3, little-endian like the hosts we run on
+    std::size_t end = pos + 24 + stored;
+    if (end > bytes.size()) break;
+    if (bytes[pos + 4] == 4) ends.push_back(end);
+    pos = end;
+  }
+  if (ends.size() < 3) return false;
+  std::string dir = (fs::temp_directory_path() / ("terse-follow-" + std::to_string(::getpid()))).string();
+  fs::create_directories(dir);
+  std::string path = dir + "/" + fs::path(source).filename().string();
+  std::size_t written = ends[0];
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(written));
+
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::dup2(fds[1], STDOUT_FILENO);
+    std::vector<std::string> args{cli, "cat", "-f", "-o", "cat", path};
+    std::vector<char*> argv;
+    for (const auto& s : args) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ::close(fds[1]);
+  std::atomic<std::uint64_t> reads{0};
+  std::atomic<double> last_read_at{0};
+  std::thread reader([&] {
+    std::vector<char> buffer(1 << 20);
+    while (::read(fds[0], buffer.data(), buffer.size()) > 0) {
+      last_read_at = now_seconds();
+      ++reads;
+    }
+  });
+  auto quiet = [&] {  // the output of what was appended so far is all out
+    double until = now_seconds() + 5;
+    while (now_seconds() < until && (reads == 0 || now_seconds() - last_read_at < 0.3))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  quiet();
+  for (std::size_t k = 1; k < ends.size() && k <= 20; ++k) {
+    std::uint64_t before = reads;
+    double t0 = now_seconds();
+    std::ofstream(path, std::ios::binary | std::ios::app)
+        .write(bytes.data() + written, static_cast<std::streamsize>(ends[k] - written));
+    written = ends[k];
+    while (reads == before && now_seconds() - t0 < 5) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (reads != before) latencies.push_back((last_read_at - t0) * 1e3);
+    quiet();
+  }
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  reader.join();
+  ::close(fds[0]);
+  fs::remove_all(dir);
+  std::sort(latencies.begin(), latencies.end());
+  return !latencies.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,14 +286,20 @@ int main(int argc, char** argv) {
     std::sort(runs.begin(), runs.end(), [](const Measure& a, const Measure& b) { return a.seconds < b.seconds; });
     rows.push_back({json ? "library-json" : "library-text", runs[runs.size() / 2]});
   }
-  for (bool json : {false, true}) {
-    Measure m;
-    if (!cli_run(cli, dir, json, reps, m)) {
-      std::fprintf(stderr, "decode: %s cat%s %s failed\n", cli.c_str(), json ? " --json" : "", dir.c_str());
-      return 1;
+  for (int threads : {0, 1}) {
+    for (bool json : {false, true}) {
+      Measure m;
+      if (!cli_run(cli, dir, json, threads, reps, m)) {
+        std::fprintf(stderr, "decode: %s cat%s %s failed\n", cli.c_str(), json ? " --json" : "", dir.c_str());
+        return 1;
+      }
+      rows.push_back({threads == 1 ? (json ? "cli-json-1" : "cli-text-1") : (json ? "cli-json" : "cli-text"), m});
     }
-    rows.push_back({json ? "cli-json" : "cli-text", m});
   }
+
+  std::vector<double> follow;
+  if (!follow_latency(cli, files.front(), follow))
+    std::fprintf(stderr, "decode: following %s failed\n", files[0].c_str());
 
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   std::printf("%-14s %10s %10s %9s %12s %9s %9s\n", "decoder", "lines", "MB", "seconds", "lines/s", "MB/s", "CPU s");
@@ -219,6 +312,14 @@ int main(int argc, char** argv) {
     if (csv != nullptr)
       std::fprintf(csv, "decode,%s,%llu,%llu,%.4f,%.0f,%.2f,%.4f\n", row.mode, static_cast<unsigned long long>(m.lines),
                    static_cast<unsigned long long>(m.bytes), m.seconds, lines_per_s, mb_per_s, m.cpu_seconds);
+  }
+  if (!follow.empty()) {
+    double median = follow[follow.size() / 2], max = follow.back();
+    std::printf(
+        "cat -f: a records frame appended to the followed file is on stdout after %.2f ms (median of %zu, "
+        "max %.2f)\n",
+        median, follow.size(), max);
+    if (csv != nullptr) std::fprintf(csv, "follow,%zu,%.3f,%.3f\n", follow.size(), median, max);
   }
   if (csv != nullptr) std::fclose(csv);
   return 0;

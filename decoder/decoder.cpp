@@ -17,221 +17,11 @@
 #include <terse/wire.hpp>
 
 #include "frame_reader.hpp"
+#include "stream_state.hpp"
 #include "structured.hpp"
 #include "tick_clock.hpp"
 
 namespace terse::decoder {
-
-namespace {
-
-// Bounds on what one file may declare, so hostile input cannot make the
-// decoder allocate without limit.
-constexpr std::size_t kMaxSitesPerStream = 1 << 20;
-constexpr std::size_t kMaxThreadsPerStream = 1 << 20;
-constexpr std::size_t kMaxTextField = 1 << 20;
-constexpr std::size_t kMaxArgs = 255;
-// FORMAT.md §6 kind 3: what one file's text entries may hold in all, and
-// how many there may be (each costs a map node, however short).
-constexpr std::size_t kMaxTextBytesPerFile = std::size_t{64} << 20;
-constexpr std::size_t kMaxTextsPerFile = 1 << 20;
-
-}  // namespace
-
-// Site and thread ids are small dense numbers in practice; below this bound
-// they are found by index instead of by hashing on every record.
-constexpr std::size_t kDirectIndex = 1 << 16;
-
-using detail::Frame;
-using detail::FrameReader;
-
-struct StreamDecoder::State {
-  std::string source;
-  Reporter reporter;
-  Filter filter;
-  std::unordered_map<std::uint32_t, Site> sites;
-  std::unordered_map<std::uint32_t, Thread> threads;
-  std::vector<Site*> site_by_id;
-  std::vector<Thread*> thread_by_index;
-  std::unordered_set<std::uint32_t> unknown_sites_reported;
-  // FORMAT.md §6 kind 3: the current file's text entries, by id. Strings of
-  // records point into them, so an entry is never changed in place while a
-  // record may still refer to it: only dictionary frames change them.
-  std::unordered_map<std::uint32_t, std::string> texts;
-  std::size_t text_bytes = 0;
-  detail::TickClock clock;
-  bool reported_missing_calibration = false;
-  std::vector<Arg> arg_values;
-  std::vector<std::string> marked_texts;  // cut strings with their mark, by argument
-  std::string raw;                        // decompressed payload
-  ZSTD_DCtx* dctx = nullptr;
-
-  // The pull side: the frame reader and the records frame being walked.
-  Summary summary;
-  std::unique_ptr<FrameReader> reader;
-  bool live = false;
-  bool in_records = false;
-  wire::Reader cursor{nullptr, 0};
-  std::uint64_t cursor_ticks = 0;
-  std::uint64_t cursor_frame = 0;
-  bool cursor_flight = false;  // the frame is a flight frame (FORMAT.md §7.2)
-  std::uint32_t cursor_index = 0;
-
-  // FORMAT.md §7.3: the contexts open on each thread (by index), of the
-  // normal stream and of the current run of flight frames, which carries
-  // its own.
-  std::unordered_map<std::uint32_t, std::vector<ContextField>> contexts;
-  std::unordered_map<std::uint32_t, std::vector<ContextField>> flight_contexts;
-  bool last_records_flight = false;  // the records frame read last was a flight frame
-  bool has_context_sites = false;    // the file describes one: frames before a resume point matter
-  // Bounds against a hostile file: open contexts per thread, bytes per value.
-  static constexpr std::size_t kMostContexts = 256;
-  static constexpr std::size_t kMostContextBytes = 4096;
-
-  std::vector<ContextField>& contexts_of(std::uint32_t thread, bool flight) {
-    return (flight ? flight_contexts : contexts)[thread];
-  }
-  // A context push or pop, applied; false for any other control record.
-  bool apply_context(std::uint32_t thread, std::string_view args, bool flight);
-  // The pushes and pops of a records payload that is otherwise not read (before a resume point).
-  void scan_contexts(std::string_view payload, bool flight);
-  bool context_matches(std::span<const ContextField> open) const;
-  void begin_run(bool flight) {
-    if (flight && !last_records_flight) flight_contexts.clear();
-    last_records_flight = flight;
-  }
-
-  // resume_after(): where to continue, and whether that record was met yet.
-  bool resuming = false;
-  bool resume_failed = false;
-  std::uint64_t resume_frame = 0;
-  std::uint32_t resume_index = 0;
-  std::uint64_t resume_ticks = 0;
-
-  void fail_resume(std::uint64_t offset, std::string what) {
-    resuming = false;
-    resume_failed = true;
-    in_records = false;
-    if (reporter) reporter(Problem{source, offset, std::move(what), false, true});
-  }
-
-  // FORMAT.md §7.1: each site's previous argument values in the current
-  // records frame.
-  struct DeltaState {
-    explicit DeltaState(const std::vector<std::uint8_t>& tags)
-        : plan(tags.data(), tags.size()), previous(tags.size()) {}
-    wire::DeltaPlan plan;
-    std::vector<std::uint64_t> previous;
-    std::uint64_t frame = 0;  // records_frames when `previous` was last valid
-    bool broken = false;      // a record did not match: the rest of the frame is unusable
-  };
-  std::unordered_map<std::uint32_t, DeltaState> deltas;
-  std::uint64_t records_frames = 0;
-
-  // Recovers a record's argument values in place; false when the record
-  // does not fit its site (reported once per site and frame).
-  bool undo_deltas(const Site& site, std::string_view args) {
-    auto it = deltas.try_emplace(site.id, site.tags).first;
-    DeltaState& d = it->second;
-    if (d.frame != records_frames) {
-      std::fill(d.previous.begin(), d.previous.end(), 0);
-      d.frame = records_frames;
-      d.broken = false;
-    }
-    if (d.broken) return false;
-    // `args` lies in `raw`, which this decoder owns (see next()).
-    auto* bytes = reinterpret_cast<unsigned char*>(const_cast<char*>(args.data()));
-    if (d.plan.valid() && d.plan.apply<wire::Delta::decode>(bytes, args.size(), d.previous.data())) return true;
-    d.broken = true;
-    damage(cursor_frame, "a record of call site " + std::to_string(site.id) +
-                             " does not match the site's argument types; its later records in this frame are skipped");
-    return false;
-  }
-
-  // FORMAT.md §3.1: the numbers of the current file's frames. The info
-  // frame is 0; numbers skipped so far wait in `frame_gaps` (first number ->
-  // last number and the offset of the frame that skipped them).
-  std::uint64_t frame_high = 0;
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> frame_gaps;
-  // Numbers a reader cannot see: frames lost to damage (reported as such)
-  // and frames of types newer than this reader, since the last number.
-  std::uint64_t losses_at_number = 0;
-  std::uint64_t lost_payloads = 0;
-  std::uint64_t unknown_frames = 0;
-
-  bool frame_number_fits(const Frame& frame, std::uint64_t number);
-  void report_missing_frames();
-
-  void reset_file() {
-    report_missing_frames();
-    frame_high = 0;
-    unknown_frames = 0;
-    deltas.clear();
-    sites.clear();
-    threads.clear();
-    site_by_id.clear();
-    thread_by_index.clear();
-    unknown_sites_reported.clear();
-    texts.clear();
-    text_bytes = 0;
-    contexts.clear();  // a file repeats the contexts open where it starts
-    flight_contexts.clear();
-    last_records_flight = false;
-    has_context_sites = false;
-    clock.reset();
-    reported_missing_calibration = false;
-    in_records = false;
-  }
-
-  bool wants(const Site& site) const { return !filter.site || filter.site(site); }
-  bool wants(const Thread& thread) const { return !filter.thread || filter.thread(thread); }
-
-  Site* find_site(std::uint64_t id) {
-    if (id < site_by_id.size()) return site_by_id[id];
-    if (id < kDirectIndex) return nullptr;
-    auto it = id <= UINT32_MAX ? sites.find(static_cast<std::uint32_t>(id)) : sites.end();
-    return it == sites.end() ? nullptr : &it->second;
-  }
-
-  void index_site(Site& site) {
-    if (site.id >= kDirectIndex) return;
-    if (site_by_id.size() <= site.id) site_by_id.resize(site.id + 1, nullptr);
-    site_by_id[site.id] = &site;
-  }
-
-  // A thread the dictionary never described is still shown, by its index.
-  const Thread& thread_for(std::uint32_t index) {
-    if (index < thread_by_index.size() && thread_by_index[index]) return *thread_by_index[index];
-    static const Thread kUnknown{};
-    if (threads.size() >= kMaxThreadsPerStream && !threads.count(index)) return kUnknown;
-    auto [it, inserted] = threads.try_emplace(index);
-    if (inserted) {
-      it->second.index = index;
-      it->second.selected = wants(it->second);
-    }
-    if (index < kDirectIndex) {
-      if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
-      thread_by_index[index] = &it->second;
-    }
-    return it->second;
-  }
-
-  std::int64_t to_unix_ns(std::uint64_t ticks) const { return clock.to_unix_ns(ticks); }
-
-  void damage(std::uint64_t offset, std::string what) { reader->report(offset, std::move(what)); }
-
-  bool next(Record& record);
-  bool payload_of(const Frame& frame, std::string_view& out);
-  void begin_records(std::uint64_t offset, std::string_view payload, bool flight);
-  void info(std::string_view payload);
-  void calibration(const Frame& frame, std::string_view payload);
-  void dictionary(const Frame& frame, std::string_view payload);
-  void text_entry(const Frame& frame, wire::Reader& body);
-  bool next_in_frame(Record& record);
-  bool read_control(std::string_view args, Record& record);
-  bool reported_site(std::string_view args, Site*& site, std::uint64_t& count);
-  void report_unknown_site(std::uint64_t site_id);
-  bool read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record);
-};
 
 StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std::make_unique<State>()) {
   state_->source = std::move(source);
@@ -484,6 +274,7 @@ bool StreamDecoder::State::next(Record& record) {
     }
     if (event == FrameReader::Event::file_start) {
       reset_file();
+      if (handoff) handoff->file_start();
       continue;
     }
     std::string_view payload;
@@ -500,10 +291,16 @@ bool StreamDecoder::State::next(Record& record) {
         if (payload_of(frame, payload)) info(payload);
         break;
       case schema::FrameType::calibration:
-        if (read_numbered()) calibration(frame, payload);
+        if (read_numbered()) {
+          calibration(frame, payload);
+          if (handoff) handoff->calibration(payload);
+        }
         break;
       case schema::FrameType::dictionary:
-        if (read_numbered()) dictionary(frame, payload);
+        if (read_numbered()) {
+          dictionary(frame, payload);
+          if (handoff) handoff->dictionary(payload);
+        }
         break;
       case schema::FrameType::records:
       case schema::FrameType::flight:
@@ -518,6 +315,10 @@ bool StreamDecoder::State::next(Record& record) {
           return false;
         }
         if (!read_numbered()) break;
+        if (handoff) {
+          hand_on(frame.offset, payload, type == schema::FrameType::flight);
+          break;
+        }
         begin_records(frame.offset, payload, type == schema::FrameType::flight);
         break;
     }
@@ -540,8 +341,56 @@ void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view 
     damage(offset, "records before any clock calibration; times are raw ticks");
   }
   cursor_frame = offset;
+  cursor_file_offset = reader->file_offset();
   cursor_flight = flight;
   begin_run(flight);
+  cursor_index = 0;
+  in_records = true;
+}
+
+// The reading thread's half of begin_records(): what depends on the frames
+// before is settled here, in stream order; the records are walked by the
+// worker that take_handed() the frame.
+void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payload, bool flight) {
+  ++records_frames;
+  if (payload.size() < 8) {
+    damage(offset, "records frame is too short");
+    return;
+  }
+  if (!clock.calibrated() && !reported_missing_calibration) {
+    reported_missing_calibration = true;
+    damage(offset, "records before any clock calibration; times are raw ticks");
+  }
+  begin_run(flight);
+  detail::HandedFrame handed;
+  handed.offset = offset;
+  handed.file_offset = reader->file_offset();
+  handed.flight = flight;
+  if (has_context_sites) {
+    // The worker applies the frame's pushes and pops (and reports what is
+    // wrong with them) itself; the reading thread only needs where they
+    // leave the contexts for the frames after.
+    handed.contexts = contexts;
+    handed.flight_contexts = flight_contexts;
+    quiet = true;
+    scan_contexts(payload, flight);
+    quiet = false;
+  }
+  handed.payload = payload.data() == raw.data() ? std::move(raw) : std::string(payload);
+  handoff->records(std::move(handed));
+}
+
+void StreamDecoder::State::take_handed(detail::HandedFrame& frame) {
+  raw = std::move(frame.payload);
+  contexts = std::move(frame.contexts);
+  flight_contexts = std::move(frame.flight_contexts);
+  ++records_frames;
+  cursor = wire::Reader(std::string_view(raw));
+  cursor.le(cursor_ticks);  // the reading thread checked that it is there
+  cursor_frame = frame.offset;
+  cursor_file_offset = frame.file_offset;
+  cursor_flight = frame.flight;
+  last_records_flight = frame.flight;
   cursor_index = 0;
   in_records = true;
 }
@@ -597,7 +446,7 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
         continue;
       }
       Site& site = sites[static_cast<std::uint32_t>(id)];
-      deltas.erase(static_cast<std::uint32_t>(id));  // its tags may have changed
+      forget_deltas(static_cast<std::uint32_t>(id));  // its tags may have changed
       site.id = static_cast<std::uint32_t>(id);
       site.level = level;
       site.line = static_cast<std::uint32_t>(line);
@@ -798,9 +647,14 @@ bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
 }
 
 void StreamDecoder::State::report_unknown_site(std::uint64_t site_id) {
-  if (unknown_sites_reported.size() < 1024 && unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second)
+  if (quiet) return;
+  if (unknown_sites_reported.size() < 1024 &&
+      unknown_sites_reported.insert(static_cast<std::uint32_t>(site_id)).second) {
+    reporting_site = static_cast<std::uint32_t>(site_id);
     damage(cursor_frame,
            "records of call site " + std::to_string(site_id) + " cannot be decoded: its dictionary entry is missing");
+    reporting_site.reset();
+  }
 }
 
 // FORMAT.md §7 kind 3: the site a suppressed-calls report names, and its
@@ -906,7 +760,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     record.thread = &thread;
     record.frame_offset = cursor_frame;
     record.frame_index = index;
-    record.file_offset = reader->file_offset();
+    record.file_offset = cursor_file_offset;
     // Its site's records name none: a context site is no call site.
     if (site != nullptr && site->context) continue;
     record.context = {};

@@ -204,6 +204,14 @@ FormatCheck check_format(std::string_view format, std::span<const std::uint8_t> 
   }
   Parser parser(format, tags, names, check);
   check.ok = parser.run();
+  if (check.ok) {
+    // Every '{' opens a "{}" and every '}' closes one: no escapes, specs or ids.
+    check.plain = true;
+    for (std::size_t i = 0; i < format.size() && check.plain; ++i) {
+      if (format[i] == '}') check.plain = false;
+      if (format[i] == '{') check.plain = i + 1 < format.size() && format[++i] == '}';
+    }
+  }
   return check;
 }
 

@@ -5,9 +5,11 @@
 #include <ctime>
 #include <iterator>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/args.h>
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <terse/decoder.hpp>
@@ -50,6 +52,130 @@ fmt::basic_format_arg<fmt::format_context> to_fmt_arg(const Arg& a) {
 }
 
 bool is_structured(const Arg& a) { return a.tag == static_cast<std::uint8_t>(TypeTag::structured); }
+
+// Collects the pieces of a text line on the stack and hands them to the
+// string in one append: std::string::append is out of line, and a line is
+// twenty small pieces.
+class Staged {
+ public:
+  explicit Staged(std::string& out) : out_(out) {}
+  ~Staged() { flush(); }
+  Staged(const Staged&) = delete;
+  Staged& operator=(const Staged&) = delete;
+
+  void append(const char* p, std::size_t n) {
+    if (n > sizeof buffer_ - size_) [[unlikely]] {
+      append_long(p, n);
+      return;
+    }
+    char* to = buffer_ + size_;
+    size_ += n;
+    // Most pieces are a few bytes: copied with two fixed-size moves that
+    // overlap (never reading outside the piece), not a call to memcpy.
+    if (n >= 8 && n <= 16) {
+      std::memcpy(to, p, 8);
+      std::memcpy(to + n - 8, p + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(to, p, 4);
+      std::memcpy(to + n - 4, p + n - 4, 4);
+    } else if (n < 4) {
+      for (std::size_t i = 0; i < n; ++i) to[i] = p[i];
+    } else {
+      std::memcpy(to, p, n);
+    }
+  }
+  Staged& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+  Staged& operator+=(char c) {
+    if (size_ == sizeof buffer_) flush();
+    buffer_[size_++] = c;
+    return *this;
+  }
+  // Before anything writes to the string itself.
+  std::string& flush() {
+    out_.append(buffer_, size_);
+    size_ = 0;
+    return out_;
+  }
+
+ private:
+  [[gnu::noinline]] void append_long(const char* p, std::size_t n) {
+    flush();
+    if (n > sizeof buffer_) {
+      out_.append(p, n);
+    } else {
+      std::memcpy(buffer_, p, n);
+      size_ = n;
+    }
+  }
+
+  std::string& out_;
+  char buffer_[512];
+  std::size_t size_ = 0;
+};
+
+// Integers as fmt's "{}" writes them, without its back_inserter.
+template <typename Out, typename T>
+void append_integer(Out& out, T value) {
+  fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
+}
+
+// A float as fmt's "{}" writes it (the compiled "{}" calls the same writer),
+// into a stack buffer: the shortest form of a double or float is at most 24
+// characters.
+template <typename Out, typename T>
+void append_shortest(Out& out, T value) {
+  char buffer[32];
+  char* end = fmt::format_to(buffer, FMT_COMPILE("{}"), value);
+  out.append(buffer, static_cast<std::size_t>(end - buffer));
+}
+
+// Whether render_message() takes format_plain() for the record.
+bool renders_plain(const Record& record) {
+  return record.kind == RecordKind::log && record.site->check.plain && record.site->types.roots.empty() &&
+         record.site->arg_names.empty();
+}
+
+// FormatCheck::plain: the text between the fields as it is, and each
+// argument as fmt writes it for `{}` (the compiled "{}" calls the same
+// writers as fmt's runtime formatting does for an empty spec), so the bytes
+// are the same without parsing the format string for every record.
+template <typename Out>
+void format_plain(Out& out, std::string_view format, std::span<const Arg> args) {
+  const char* p = format.data();
+  const char* end = p + format.size();
+  std::size_t next = 0;
+  for (;;) {
+    const auto* open = static_cast<const char*>(std::memchr(p, '{', static_cast<std::size_t>(end - p)));
+    if (open == nullptr) {
+      out.append(p, static_cast<std::size_t>(end - p));
+      return;
+    }
+    out.append(p, static_cast<std::size_t>(open - p));
+    detail::visit_scalar(args[next++], [&out](auto value) {
+      using T = decltype(value);
+      if constexpr (std::is_same_v<T, bool>) {
+        out += value ? "true" : "false";
+      } else if constexpr (std::is_same_v<T, char>) {
+        out += value;
+      } else if constexpr (std::is_integral_v<T>) {
+        append_integer(out, value);
+      } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        append_shortest(out, value);
+      } else if constexpr (std::is_same_v<T, fmt::string_view>) {
+        out.append(value.data(), value.size());
+      } else {
+        fmt::memory_buffer text;  // long double, pointer: rare
+        fmt::format_to(fmt::appender(text), FMT_COMPILE("{}"), value);
+        out.append(text.data(), text.size());
+      }
+    });
+    p = open + 2;
+  }
+}
 
 // fmt keeps pointers to custom arguments while it formats: the views of a
 // record's structured arguments live here, one per argument.
@@ -200,6 +326,10 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
   if (why.empty()) {
     // fmt's own buffer grows without zero-filling, where a std::string
     // behind back_inserter is resized (and cleared) on every growth.
+    if (site.check.plain && site.types.roots.empty() && site.arg_names.empty()) {
+      format_plain(out, site.format, record.args);
+      return true;
+    }
     thread_local fmt::memory_buffer message;
     message.clear();
     try {
@@ -224,6 +354,17 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
   return false;
 }
 
+namespace {
+
+// The bytes a JSON string takes as they are: printable ASCII but '"' and '\\'.
+constexpr std::array<bool, 256> kJsonPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x7F; ++c) plain[static_cast<std::size_t>(c)] = c != '"' && c != '\\';
+  return plain;
+}();
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
@@ -232,7 +373,7 @@ void append_json_string(std::string& out, std::string_view text) {
   while (p < end) {
     // Most text is printable ASCII that needs no escape: copied a run at a time.
     const auto* run = p;
-    while (p < end && *p >= 0x20 && *p < 0x7F && *p != '"' && *p != '\\') ++p;
+    while (p < end && kJsonPlain[*p]) ++p;
     if (p != run) out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
     if (p == end) break;
     unsigned char c = *p;
@@ -315,6 +456,15 @@ const CivilTime& civil(std::int64_t seconds, bool utc) {
   return cached;
 }
 
+// The first `shown` of the 9 digits of a fraction of a second.
+template <typename Out>
+void append_nanos(Out& out, std::int64_t nanos, std::size_t shown) {
+  char digits[9];
+  auto n = static_cast<std::uint32_t>(nanos);
+  for (int i = 8; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
+  out.append(digits, shown);
+}
+
 void split(std::int64_t unix_ns, std::int64_t& seconds, std::int64_t& nanos) {
   seconds = unix_ns / 1'000'000'000;
   nanos = unix_ns % 1'000'000'000;
@@ -326,47 +476,70 @@ void split(std::int64_t unix_ns, std::int64_t& seconds, std::int64_t& nanos) {
 
 }  // namespace
 
-void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
-  std::int64_t seconds, nanos;
-  split(unix_ns, seconds, nanos);
-  // Consecutive records share their second: format it once.
+namespace {
+
+// "2026-11-29 14:03:07." for the second; consecutive records share their
+// second, so it is formatted once.
+const std::string& time_prefix(std::int64_t seconds, bool utc) {
   thread_local std::int64_t cached_seconds = INT64_MIN;
   thread_local bool cached_utc = false;
   thread_local std::string cached_prefix;
-  if (seconds != cached_seconds || style.utc != cached_utc) {
-    const tm& t = civil(seconds, style.utc).parts;
+  if (seconds != cached_seconds || utc != cached_utc) {
+    const tm& t = civil(seconds, utc).parts;
     cached_prefix = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
                                 t.tm_hour, t.tm_min, t.tm_sec);
     cached_seconds = seconds;
-    cached_utc = style.utc;
+    cached_utc = utc;
   }
+  return cached_prefix;
+}
+
+template <typename Out>
+void append_time_to(Out& out, std::int64_t unix_ns, const TimeStyle& style) {
+  std::int64_t seconds, nanos;
+  split(unix_ns, seconds, nanos);
+  const std::string& prefix = time_prefix(seconds, style.utc);
   int shown = std::clamp(style.digits, 0, 9);
   if (shown == 0) {
-    out.append(cached_prefix, 0, cached_prefix.size() - 1);  // no '.'
+    out.append(prefix.data(), prefix.size() - 1);  // no '.'
     return;
   }
-  out += cached_prefix;
-  char digits[9];
-  auto n = static_cast<std::uint32_t>(nanos);
-  for (int i = 8; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
-  out.append(digits, static_cast<std::size_t>(shown));
+  out.append(prefix.data(), prefix.size());
+  append_nanos(out, nanos, static_cast<std::size_t>(shown));
+}
+
+}  // namespace
+
+void append_time(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
+  append_time_to(out, unix_ns, style);
 }
 
 void append_time_rfc3339(std::string& out, std::int64_t unix_ns, const TimeStyle& style) {
   std::int64_t seconds, nanos;
   split(unix_ns, seconds, nanos);
-  const CivilTime& c = civil(seconds, style.utc);
-  const tm& t = c.parts;
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}", t.tm_year + 1900, t.tm_mon + 1,
-                 t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, nanos);
-  if (style.utc || c.offset_seconds == 0) {
-    out += 'Z';
-  } else {
-    long offset = c.offset_seconds;
-    char sign = offset < 0 ? '-' : '+';
-    if (offset < 0) offset = -offset;
-    fmt::format_to(std::back_inserter(out), "{}{:02}:{:02}", sign, offset / 3600, offset / 60 % 60);
+  // As in append_time: what a second's records share is formatted once.
+  thread_local std::int64_t cached_seconds = INT64_MIN;
+  thread_local bool cached_utc = false;
+  thread_local std::string cached_prefix, cached_zone;
+  if (seconds != cached_seconds || style.utc != cached_utc) {
+    const CivilTime& c = civil(seconds, style.utc);
+    const tm& t = c.parts;
+    cached_prefix = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
+                                t.tm_hour, t.tm_min, t.tm_sec);
+    if (style.utc || c.offset_seconds == 0) {
+      cached_zone = "Z";
+    } else {
+      long offset = c.offset_seconds;
+      char sign = offset < 0 ? '-' : '+';
+      if (offset < 0) offset = -offset;
+      cached_zone = fmt::format("{}{:02}:{:02}", sign, offset / 3600, offset / 60 % 60);
+    }
+    cached_seconds = seconds;
+    cached_utc = style.utc;
   }
+  out += cached_prefix;
+  append_nanos(out, nanos, 9);
+  out += cached_zone;
 }
 
 LinePattern::LinePattern(std::string pattern) {
@@ -427,21 +600,31 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
                               const std::string_view* rendered) const {
   // Log records and suppressed-calls reports have a site; drop reports do not.
   bool is_log = record.site != nullptr;
-  auto put = [&out](const Piece& piece, const auto& value) {
+  // The pieces without a spec go through `line`; everything else is written
+  // to `out` after flushing it, so the order is kept.
+  Staged line(out);
+  auto put = [&line](const Piece& piece, const auto& value) {
+    if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>) {
+      if (piece.text.empty()) {
+        append_integer(line, value);
+        return;
+      }
+    }
+    std::string& text = line.flush();
     if (piece.text.empty()) {
-      fmt::format_to(std::back_inserter(out), "{}", value);
+      fmt::format_to(std::back_inserter(text), "{}", value);
     } else {
-      fmt::vformat_to(std::back_inserter(out), piece.text, fmt::make_format_args(value));
+      fmt::vformat_to(std::back_inserter(text), piece.text, fmt::make_format_args(value));
     }
   };
   for (const Piece& piece : pieces_) {
     switch (piece.field) {
       case Field::literal:
-        out += piece.text;
+        line += piece.text;
         break;
       case Field::time:
         if (piece.text.empty()) {
-          append_time(out, record.unix_ns, style);
+          append_time_to(line, record.unix_ns, style);
         } else {
           std::string time;
           append_time(time, record.unix_ns, style);
@@ -452,14 +635,14 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         std::uint8_t level = is_log ? record.site->level : static_cast<std::uint8_t>(LevelValue::warn);
         std::string_view name = level_name(level);
         const char* color = style.color ? level_color(level) : nullptr;
-        if (color) out += color;
+        if (color) line += color;
         if (piece.text.empty()) {
-          out += name;
+          line += name;
         } else {
           put(piece, name);
         }
-        if (color) out += "\x1b[0m";
-        if (record.flight) out += kFlightMarker;
+        if (color) line += "\x1b[0m";
+        if (record.flight) line += kFlightMarker;
         break;
       }
       case Field::thread:
@@ -468,7 +651,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
       case Field::file: {
         std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
         if (piece.text.empty()) {
-          out += file;
+          line += file;
         } else {
           put(piece, file);
         }
@@ -480,28 +663,33 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
       case Field::message:
         if (rendered) {
           if (piece.text.empty()) {
-            out += *rendered;
+            line += *rendered;
           } else {
             put(piece, *rendered);
           }
         } else if (piece.text.empty()) {
-          render_message(record, out, nullptr, &style);
+          if (renders_plain(record)) {
+            format_plain(line, record.site->format, record.args);  // as render_message() would
+          } else {
+            render_message(record, line.flush(), nullptr, &style);
+          }
         } else {
           std::string message;
           render_message(record, message, nullptr, &style);
           put(piece, message);
         }
         if (record.kind == RecordKind::log && record.suppressed > 0)
-          fmt::format_to(std::back_inserter(out), " [{} suppressed]", record.suppressed);
+          fmt::format_to(std::back_inserter(line.flush()), " [{} suppressed]", record.suppressed);
         if (!has_context_field_ && !record.context.empty()) {
-          out += " {";
-          append_context_text(out, record.context);
-          out += '}';
+          std::string& text = line.flush();
+          text += " {";
+          append_context_text(text, record.context);
+          text += '}';
         }
         break;
       case Field::context:
         if (piece.text.empty()) {
-          append_context_text(out, record.context);
+          append_context_text(line.flush(), record.context);
         } else {
           std::string text;
           append_context_text(text, record.context);
@@ -510,14 +698,14 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         break;
     }
   }
-  out += '\n';
+  line += '\n';
 }
 
 namespace {
 
 void append_json_number(std::string& out, double value) {
   if (std::isfinite(value)) {
-    fmt::format_to(std::back_inserter(out), "{}", value);
+    append_shortest(out, value);
   } else {
     append_json_string(out, std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
   }
@@ -531,13 +719,13 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
     case TypeTag::i16:
     case TypeTag::i32:
     case TypeTag::i64:
-      fmt::format_to(std::back_inserter(out), "{}", a.i);
+      append_integer(out, a.i);
       return;
     case TypeTag::u8:
     case TypeTag::u16:
     case TypeTag::u32:
     case TypeTag::u64:
-      fmt::format_to(std::back_inserter(out), "{}", a.u);
+      append_integer(out, a.u);
       return;
     case TypeTag::boolean:
       out += a.b ? "true" : "false";
@@ -547,7 +735,7 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
       return;
     case TypeTag::f32:
       if (std::isfinite(a.f32)) {
-        fmt::format_to(std::back_inserter(out), "{}", a.f32);
+        append_shortest(out, a.f32);
       } else {
         append_json_number(out, static_cast<double>(a.f32));
       }
@@ -581,7 +769,8 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
 }
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
-  std::string message;
+  thread_local std::string message;
+  message.clear();
   render_message(record, message, nullptr, &style);
   append_json_record(out, record, style, message, TextRewrite{});
 }
@@ -594,10 +783,12 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   out += "\",\"level\":\"";
   out += is_log ? level_name(record.site->level) : "warn";
   out += "\",\"thread\":";
-  fmt::format_to(std::back_inserter(out), "{}", record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+  append_integer(out, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
   out += ",\"file\":";
   append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view("terse"));
-  fmt::format_to(std::back_inserter(out), ",\"line\":{},\"message\":", is_log ? record.site->line : 0u);
+  out += ",\"line\":";
+  append_integer(out, is_log ? record.site->line : 0u);
+  out += ",\"message\":";
   append_json_string(out, message);
   out += ",\"args\":";
   if (record.kind == RecordKind::dropped) {

@@ -8,13 +8,13 @@
 #include <deque>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include <terse/decoder.hpp>
 
+#include "changes.hpp"
 #include "commands.hpp"
 #include "cursor.hpp"
 #include "filters.hpp"
@@ -95,6 +95,11 @@ CatSetup make_setup(const CatOptions& o) {
   return s;
 }
 
+std::string parent_of(const std::string& path) {
+  std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
 int exit_code_of(Output::State state) { return state == Output::State::reader_left ? kExitOk : kExitUsage; }
 
 // One run of `terse cat`, from the first record to the exit code.
@@ -116,10 +121,14 @@ class CatRun {
     bool inputs_ok = merger_.add_paths(o_.paths);
     if (auto code = start_cursors()) return *code;
     if (o_.schema_header) out_.buffer() += json_schema_header(o_.show_cursor);
-    if (o_.tail_lines) {
-      if (auto code = print_last_lines(*o_.tail_lines)) return *code;
+    if (Source* only = parallel_source()) {
+      if (auto code = print_parallel(*only)) return *code;
+    } else {
+      if (o_.tail_lines) {
+        if (auto code = print_last_lines(*o_.tail_lines)) return *code;
+      }
+      if (auto code = print_rounds()) return *code;
     }
-    if (auto code = print_rounds()) return *code;
     if (!out_.flush()) return exit_code_of(out_.state());
     return inputs_ok && merger_.damaged() == 0 ? kExitOk : kExitDamage;
   }
@@ -200,6 +209,31 @@ class CatRun {
     return std::nullopt;
   }
 
+  // The input that may be decoded on several threads: one sequence of files,
+  // read once through. Following, merging, -n and cursors need each record
+  // in turn (its time, its position) and take the one-thread path.
+  Source* parallel_source() {
+    if (threads_ <= 1 || o_.follow || o_.tail_lines || o_.show_cursor || o_.after_cursor) return nullptr;
+    return merger_.only_sequence();
+  }
+
+  std::optional<int> print_parallel(Source& source) {
+    decoder::RendererFactory make_renderer = [this] {
+      auto printer = std::make_shared<Printer>(printer_);
+      return decoder::RecordRenderer(
+          [printer](const decoder::Record& record, std::string& out) { printer->print(record, out); });
+    };
+    decoder::ChunkWriter write = [this](std::string_view text) { return out_.write(text); };
+    source.drain([&](int fd, const std::string& name, decoder::Summary& summary) {
+      decoder::ParallelDecoder decoder(name, problems_.reporter(), threads_);
+      decoder.set_filter(setup_.filters.decoder);
+      summary = decoder.decode_fd(fd, make_renderer, write);
+      return out_.state() == Output::State::open;
+    });
+    if (out_.state() != Output::State::open) return exit_code_of(out_.state());
+    return std::nullopt;
+  }
+
   // Everything there is, then (following) round after round of what comes.
   std::optional<int> print_rounds() {
     decoder::Record record;
@@ -213,7 +247,9 @@ class CatRun {
       // One batch is out: flush it so `| grep` sees it now.
       if (!out_.flush()) return exit_code_of(out_.state());
       if (Output::reader_gone()) return kExitOk;
-      std::this_thread::sleep_for(merger_.next_round_in());
+      for (const auto& dir : merger_.directories()) changes_.watch_directory(dir);
+      if (setup_.mask) changes_.watch_directory(parent_of(setup_.mask->path()));
+      changes_.wait(merger_.next_round_in());
       merger_.new_round();
       // Between two records: each line is masked by one set of rules.
       if (setup_.mask) reload_mask(*setup_.mask, "terse");
@@ -226,11 +262,20 @@ class CatRun {
   ProblemReporter problems_;
   Printer printer_;
   Merger merger_;
+  ChangeWaiter changes_;
   std::vector<InputPosition> positions_;
   std::optional<int> halt_;
+  unsigned threads_ = decoding_threads(o_.threads);
 };
 
 }  // namespace
+
+void add_threads_option(CLI::App& command, unsigned& threads) {
+  command.add_option("--threads", threads,
+                     "Decode on N threads (default: as many as there are CPUs to run on; 1: on this thread alone)");
+}
+
+unsigned decoding_threads(unsigned option) { return option != 0 ? option : decoder::available_cpus(); }
 
 CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
   auto* cat = app.add_subcommand("cat", "Print records as text lines or JSON lines");
@@ -260,6 +305,7 @@ CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
       ->excludes(lines_option);
   cat->add_flag("--schema-header", o.schema_header,
                 "With -o json: first print one object that names and describes the keys of the records");
+  add_threads_option(*cat, o.threads);
   return cat;
 }
 

@@ -32,8 +32,14 @@ struct CatOptions {
   bool show_cursor = false;
   std::optional<std::string> after_cursor;
   bool schema_header = false;
+  unsigned threads = 0;  // 0: as many as there are CPUs to run on
   FilterOptions filters;
 };
+
+// --threads, for the commands that decode every record of their files.
+void add_threads_option(CLI::App& command, unsigned& threads);
+// What --threads asks for: 0 is the CPUs the process may run on.
+unsigned decoding_threads(unsigned option);
 
 CLI::App* add_cat_command(CLI::App& app, CatOptions& o);
 int run_cat(const CatOptions& o);
@@ -42,6 +48,7 @@ int run_cat(const CatOptions& o);
 
 struct VerifyOptions {
   std::vector<std::string> paths;
+  unsigned threads = 0;
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o);
@@ -54,6 +61,7 @@ struct StatsOptions {
   bool json = false;
   bool utc = false;
   std::size_t top = 20;
+  unsigned threads = 0;
 };
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o);

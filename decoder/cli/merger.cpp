@@ -48,6 +48,19 @@ std::chrono::milliseconds Merger::next_round_in() const {
   return std::chrono::milliseconds(wait / 1'000'000);
 }
 
+std::vector<std::string> Merger::directories() const {
+  std::vector<std::string> found;
+  for (const auto& dir : dirs_) found.push_back(dir.path);
+  for (const auto& slot : slots_) {
+    if (slot.source->is_stdin()) continue;
+    std::string dir = fs::path(slot.source->label()).parent_path().string();
+    found.push_back(dir.empty() ? "." : dir);
+  }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
 bool Merger::next(decoder::Record& record) {
   // One sequence (the common case) needs no holding back.
   if (slots_.size() == 1 && !awaiting_first_log()) return next_of_one(record);
@@ -84,6 +97,11 @@ bool Merger::next_of_one(decoder::Record& record) {
   }
   found_nothing(only);
   return false;
+}
+
+Source* Merger::only_sequence() {
+  if (follow_ || slots_.size() != 1) return nullptr;
+  return slots_.front().source.get();
 }
 
 bool Merger::reads_stdin() const {

@@ -57,9 +57,17 @@ class Merger {
   // for the grace period is due when a round starts after it.
   std::chrono::milliseconds next_round_in() const;
 
+  // Following: the directories whose changes may bring new records (the
+  // directories given, and those of the files given), for a ChangeWaiter.
+  std::vector<std::string> directories() const;
+
   bool next(decoder::Record& record);
 
   bool reads_stdin() const;
+
+  // Not following, and every input is one sequence: that sequence, which
+  // needs no merging (so it may be decoded by a ParallelDecoder); else null.
+  Source* only_sequence();
 
   // ---- cursors ----------------------------------------------------------------
 

@@ -10,9 +10,20 @@
 namespace terse::cli {
 
 bool Output::flush() {
+  if (!write_all(buffer_)) return false;
+  buffer_.clear();
+  return true;
+}
+
+bool Output::write(std::string_view text) {
+  if (!buffer_.empty() && !flush()) return false;
+  return write_all(text);
+}
+
+bool Output::write_all(std::string_view text) {
   if (state_ != State::open) return false;
-  const char* p = buffer_.data();
-  std::size_t left = buffer_.size();
+  const char* p = text.data();
+  std::size_t left = text.size();
   while (left > 0) {
     ssize_t n = ::write(STDOUT_FILENO, p, left);
     if (n < 0) {
@@ -28,7 +39,6 @@ bool Output::flush() {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  buffer_.clear();
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <terse/decoder.hpp>
 
@@ -21,6 +22,9 @@ class Output {
   // and is said nowhere, any other failure is said on stderr.
   bool flush();
   bool maybe_flush() { return buffer_.size() < (1 << 16) || flush(); }
+  // What is buffered, then `text` as it is: a decoded frame's output is
+  // megabytes, not worth copying into the buffer first.
+  bool write(std::string_view text);
   State state() const { return state_; }
 
   // While following, nothing may be written for a long time; a pipe whose
@@ -28,6 +32,8 @@ class Output {
   static bool reader_gone();
 
  private:
+  bool write_all(std::string_view text);
+
   std::string buffer_;
   State state_ = State::open;
 };

@@ -20,6 +20,9 @@ class Printer {
   // No pattern: JSON objects. `grep` and `mask` must outlive the printer.
   Printer(std::optional<decoder::LinePattern> pattern, decoder::TimeStyle style, const std::optional<std::regex>& grep,
           const Masker* mask);
+  // One for each decoding thread; the rewrite it holds is its own.
+  Printer(const Printer& other) : Printer(other.pattern_, other.style_, other.grep_, other.mask_) {}
+  Printer& operator=(const Printer&) = delete;
 
   // Appends the record to `out`; false (nothing appended) when the message filter drops it.
   bool print(const decoder::Record& record, std::string& out);

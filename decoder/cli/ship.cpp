@@ -17,6 +17,7 @@
 
 #include <terse/decoder.hpp>
 
+#include "changes.hpp"
 #include "commands.hpp"
 #include "cursor.hpp"
 #include "cursor_file.hpp"
@@ -30,6 +31,11 @@
 
 namespace terse::cli {
 namespace {
+
+std::string parent_of(const std::string& path) {
+  std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
 
 std::atomic<int> stop_requests{0};
 
@@ -148,6 +154,7 @@ class Shipper {
   Producer producer_;
   ProblemReporter problems_;
   Merger merger_;
+  ChangeWaiter changes_;
   std::optional<Printer> printer_;
   std::optional<CursorSaver> saver_;
   std::vector<InputPosition> positions_;
@@ -308,11 +315,22 @@ bool Shipper::produce(const decoder::Record& record) {
   }
 }
 
-// Acknowledgements keep coming while the files are quiet.
+// Acknowledgements keep coming while the files are quiet; a change to them
+// ends the wait.
 void Shipper::wait_for_next_round() {
+  for (const auto& dir : merger_.directories()) changes_.watch_directory(dir);
+  if (mask_) changes_.watch_directory(parent_of(mask_->path()));
   std::int64_t until = steady_ms() + merger_.next_round_in().count();
-  for (std::int64_t left; (left = until - steady_ms()) > 0 && !stop_requested();)
-    serve(int(std::min<std::int64_t>(left, 100)));
+  for (std::int64_t left; (left = until - steady_ms()) > 0 && !stop_requested();) {
+    if (!changes_.watching()) {
+      serve(int(std::min<std::int64_t>(left, 100)));
+      continue;
+    }
+    // Watching the files and serving librdkafka in turn: neither waits on
+    // the other for more than a few milliseconds.
+    serve(0);
+    if (changes_.wait(std::chrono::milliseconds(std::min<std::int64_t>(left, 5)))) return;
+  }
 }
 
 void Shipper::take_checkpoint() {

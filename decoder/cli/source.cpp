@@ -145,26 +145,48 @@ bool Source::open_next() {
   } else {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
-      if (follow_ && errno == ENOENT) {
-        // tail -F: a file not there yet may appear later; one that went
-        // away while newer ones exist was removed by retention.
-        if (pending_.empty()) rescan();
-        if (pending_.empty()) {
-          pending_.push_back(path);
-          return false;
-        }
+      if (!follow_ || errno != ENOENT) {
+        report_open_failure(path);
         return open_next();
       }
-      ++damaged_;
-      if (reporter_)
-        reporter_(decoder::Problem{path, 0,
-                                   std::string("cannot open: ") + std::strerror(errno) +
-                                       (errno == ENOENT ? " (check the path; a directory works too)" : ""),
-                                   false});
+      // tail -F: a file not there yet may appear later; one that went
+      // away while newer ones exist was removed by retention.
+      if (pending_.empty()) rescan();
+      if (pending_.empty()) {
+        pending_.push_back(path);
+        return false;
+      }
       return open_next();
     }
   }
   return open_file(path);
+}
+
+void Source::report_open_failure(const std::string& path) {
+  ++damaged_;
+  if (reporter_)
+    reporter_(decoder::Problem{path, 0,
+                               std::string("cannot open: ") + std::strerror(errno) +
+                                   (errno == ENOENT ? " (check the path; a directory works too)" : ""),
+                               false});
+}
+
+void Source::drain(const FileDecoder& decode) {
+  while (!pending_.empty()) {
+    std::string path = pending_.front();
+    pending_.erase(pending_.begin());
+    int fd = stdin_ ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      report_open_failure(path);
+      continue;
+    }
+    current_name_ = fs::path(path).filename().string();
+    decoder::Summary summary;
+    bool go_on = decode(fd, stdin_ ? "<stdin>" : path, summary);
+    damaged_ += summary.damaged;
+    if (!stdin_) ::close(fd);
+    if (!go_on) return;
+  }
 }
 
 // Starts decoding the file just opened as fd_.
@@ -216,6 +238,26 @@ decoder::Summary decode_path(const std::string& path, const decoder::RecordSink&
     return decoder.decode_fd(STDIN_FILENO, sink);
   }
   return decoder::decode_file(path, sink, reporter);
+}
+
+decoder::Summary decode_path_parallel(const std::string& path, unsigned workers,
+                                      const decoder::RendererFactory& make_renderer, const decoder::ChunkWriter& write,
+                                      const decoder::Reporter& reporter) {
+  if (path == "-") {
+    decoder::ParallelDecoder decoder("<stdin>", reporter, workers);
+    return decoder.decode_fd(STDIN_FILENO, make_renderer, write);
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {  // as decoder::decode_file says it
+    decoder::Summary summary;
+    summary.damaged = 1;
+    if (reporter) reporter(decoder::Problem{path, 0, std::string("cannot open: ") + std::strerror(errno)});
+    return summary;
+  }
+  decoder::ParallelDecoder decoder(path, reporter, workers);
+  decoder::Summary summary = decoder.decode_fd(fd, make_renderer, write);
+  ::close(fd);
+  return summary;
 }
 
 }  // namespace terse::cli

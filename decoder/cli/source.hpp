@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -41,6 +42,12 @@ class Source {
   // The next record, or false: at the end (not following) or for now.
   bool next(decoder::Record& record);
 
+  // Not following: instead of next(), hands each file (or standard input)
+  // in turn to `decode`, which reads it to its end and says what it found,
+  // counted as next() counts it; false from `decode` stops there.
+  using FileDecoder = std::function<bool(int fd, const std::string& source, decoder::Summary& summary)>;
+  void drain(const FileDecoder& decode);
+
   std::uint64_t damaged() const { return damaged_; }
   const std::string& label() const { return label_; }
   // writer_hash of the writer whose files this is; 0 when not known.
@@ -67,6 +74,7 @@ class Source {
   };
 
   bool open_next();
+  void report_open_failure(const std::string& path);
   bool open_file(const std::string& path);
   void close_current();
   void rescan();
@@ -97,5 +105,10 @@ class Source {
 // Decodes one file, or standard input for "-", to its end.
 decoder::Summary decode_path(const std::string& path, const decoder::RecordSink& sink,
                              const decoder::Reporter& reporter);
+// The same with a ParallelDecoder of `workers` threads: each record goes to
+// its worker's renderer, the output to `write`, in order.
+decoder::Summary decode_path_parallel(const std::string& path, unsigned workers,
+                                      const decoder::RendererFactory& make_renderer, const decoder::ChunkWriter& write,
+                                      const decoder::Reporter& reporter);
 
 }  // namespace terse::cli

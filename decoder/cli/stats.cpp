@@ -6,7 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -125,7 +127,42 @@ std::string duration_text(std::int64_t ns) {
   return fmt::format("{}d {:02}h {:02}m", s / 86400, s / 3600 % 24, s / 60 % 60);
 }
 
-void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
+// What the totals take of one record: all of it but its site, which
+// site_of() finds.
+struct Counted {
+  decoder::RecordKind kind = decoder::RecordKind::log;
+  bool flight = false;
+  std::uint8_t level = 0;
+  std::int64_t unix_ns = 0;
+  std::uint64_t suppressed = 0;
+  std::uint64_t dropped = 0;
+};
+
+Counted counted(const decoder::Record& r) {
+  return Counted{r.kind, r.flight, r.site ? r.site->level : std::uint8_t{0}, r.unix_ns, r.suppressed, r.dropped_count};
+}
+
+std::string site_key(const decoder::Site& site) {
+  return site.file + '\0' + std::to_string(site.line) + '\0' + site.format;
+}
+
+// The site's entry in t.sites, by `key` (site_key).
+std::size_t site_of(Totals& t, const std::string& key, const decoder::Site* site, std::uint8_t level) {
+  auto [index, added] = t.site_index.try_emplace(key, t.sites.size());
+  if (added) {
+    // A site known by its key alone (from a decoding thread): the key holds the rest.
+    if (site) {
+      t.sites.push_back({site->file, site->line, site->level, site->format, 0, 0});
+    } else {
+      std::size_t a = key.find('\0'), b = key.find('\0', a + 1);
+      t.sites.push_back({key.substr(0, a), static_cast<std::uint32_t>(std::stoul(key.substr(a + 1, b - a - 1))), level,
+                         key.substr(b + 1), 0, 0});
+    }
+  }
+  return index->second;
+}
+
+void count(Totals& t, const Counted& r, std::size_t site_index) {
   if (r.unix_ns < t.first_ns) t.first_ns = r.unix_ns;
   if (r.unix_ns > t.last_ns) t.last_ns = r.unix_ns;
   std::int64_t minute = r.unix_ns / kMinuteNs - (r.unix_ns % kMinuteNs < 0 ? 1 : 0);
@@ -135,25 +172,69 @@ void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const de
     it = t.per_minute.emplace(minute, std::array<std::uint64_t, kLevels>{}).first;
   if (r.kind == decoder::RecordKind::dropped) {
     ++t.drop_reports;
-    t.dropped += r.dropped_count;
+    t.dropped += r.dropped;
     return;
   }
-  auto [hit, inserted] = cache.try_emplace(r.site, 0);
-  if (inserted) {
-    std::string key = r.site->file + '\0' + std::to_string(r.site->line) + '\0' + r.site->format;
-    auto [index, added] = t.site_index.try_emplace(key, t.sites.size());
-    if (added) t.sites.push_back({r.site->file, r.site->line, r.site->level, r.site->format, 0, 0});
-    hit->second = index->second;
-  }
-  SiteCount& site = t.sites[hit->second];
+  SiteCount& site = t.sites[site_index];
   site.suppressed += r.suppressed;
   t.suppressed += r.suppressed;
   if (r.kind == decoder::RecordKind::suppressed) return;  // a count, not a record
   if (r.flight) ++t.flight;
-  std::uint8_t level = r.site->level < kLevels ? r.site->level : static_cast<std::uint8_t>(kLevels - 1);
+  std::uint8_t level = r.level < kLevels ? r.level : static_cast<std::uint8_t>(kLevels - 1);
   ++t.levels[level];
   if (it != t.per_minute.end()) ++it->second[level];
   ++site.count;
+}
+
+void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
+  std::size_t index = 0;
+  if (r.kind != decoder::RecordKind::dropped) {
+    auto [hit, inserted] = cache.try_emplace(r.site, 0);
+    if (inserted) hit->second = site_of(t, site_key(*r.site), r.site, r.site->level);
+    index = hit->second;
+  }
+  count(t, counted(r), index);
+}
+
+// --threads: each decoding thread writes what count() needs of a record as
+// a Packed, and the key of a site the first time it meets the site in a
+// file; the totals are then added up in stream order, as add_record does.
+struct Packed {
+  Counted record;
+  std::uint64_t site = 0;      // the decoding thread's number for the site: thread << 32 | n
+  std::uint32_t key_size = 0;  // the size of the site's key that follows, the first time
+};
+
+decoder::RendererFactory packing_renderers() {
+  auto threads = std::make_shared<std::uint64_t>(0);
+  return [threads] {
+    struct Numbers {
+      std::uint64_t thread = 0;
+      std::uint64_t file_offset = 0;
+      std::unordered_map<const decoder::Site*, std::uint64_t> sites;
+    };
+    auto numbers = std::make_shared<Numbers>();
+    numbers->thread = (*threads)++;
+    return [numbers](const decoder::Record& r, std::string& out) {
+      Numbers& n = *numbers;
+      // As add_path: site objects belong to one file of the stream.
+      if (r.file_offset != n.file_offset) {
+        n.sites.clear();
+        n.file_offset = r.file_offset;
+      }
+      Packed packed;
+      packed.record = counted(r);
+      std::string key;
+      if (r.kind != decoder::RecordKind::dropped) {
+        auto [hit, inserted] = n.sites.try_emplace(r.site, n.thread << 32 | n.sites.size());
+        packed.site = hit->second;
+        if (inserted) key = site_key(*r.site);
+      }
+      packed.key_size = static_cast<std::uint32_t>(key.size());
+      out.append(reinterpret_cast<const char*>(&packed), sizeof packed);
+      out += key;
+    };
+  };
 }
 
 std::string time_text(std::int64_t ns, bool utc) {
@@ -292,7 +373,7 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
 
 // Adds one file's (or standard input's) records and frames to the totals;
 // false when anything was damaged.
-bool add_path(Totals& t, const std::string& path, const decoder::Reporter& reporter) {
+bool add_path(Totals& t, const std::string& path, const decoder::Reporter& reporter, unsigned threads) {
   std::unordered_map<const decoder::Site*, std::size_t> cache;
   std::uint64_t file_offset = 0;
   auto sink = [&](const decoder::Record& r) {
@@ -304,7 +385,34 @@ bool add_path(Totals& t, const std::string& path, const decoder::Reporter& repor
     }
     add_record(t, r, cache);
   };
-  decoder::Summary s = decode_path(path, sink, reporter);
+  decoder::Summary s;
+  if (threads > 1) {
+    std::unordered_map<std::uint64_t, std::size_t> sites;  // a decoding thread's number -> t.sites
+    std::string rest;                                      // a Packed cut by the end of a frame's output
+    auto write = [&](std::string_view text) {
+      rest.append(text);
+      std::size_t at = 0;
+      Packed packed;
+      while (rest.size() - at >= sizeof packed) {
+        std::memcpy(&packed, rest.data() + at, sizeof packed);
+        if (rest.size() - at - sizeof packed < packed.key_size) break;
+        std::size_t index = 0;
+        if (packed.record.kind != decoder::RecordKind::dropped) {
+          if (packed.key_size > 0)
+            sites[packed.site] =
+                site_of(t, rest.substr(at + sizeof packed, packed.key_size), nullptr, packed.record.level);
+          index = sites[packed.site];
+        }
+        count(t, packed.record, index);
+        at += sizeof packed + packed.key_size;
+      }
+      rest.erase(0, at);
+      return true;
+    };
+    s = decode_path_parallel(path, threads, packing_renderers(), write, reporter);
+  } else {
+    s = decode_path(path, sink, reporter);
+  }
   if (path != "-") {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) t.file_bytes += static_cast<std::uint64_t>(st.st_size);
@@ -330,6 +438,7 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   stats->add_flag("--json", o.json, "One JSON object instead of the text report");
   stats->add_flag("--utc", o.utc, "Print times in UTC");
   stats->add_option("--top", o.top, "How many call sites to list (default 20; 0 for all)");
+  add_threads_option(*stats, o.threads);
   return stats;
 }
 
@@ -338,7 +447,7 @@ int run_stats(const StatsOptions& o) {
   Totals t;
   ProblemReporter problems("terse", TornTails::count_silently);
   for (const auto& path : expand_paths(o.paths, ok))
-    if (!add_path(t, path, problems.reporter())) ok = false;
+    if (!add_path(t, path, problems.reporter(), decoding_threads(o.threads))) ok = false;
   t.torn_tails = problems.torn_tails();
   std::string out;
   if (o.json) {

@@ -26,14 +26,33 @@ Examples:
   terse verify logs/app-20261129-001.tlog || echo damaged)";
 
 // Checks one file and says what it found on stdout; true when it is intact.
-bool verify_file(const std::string& path, const decoder::Reporter& reporter) {
+bool verify_file(const std::string& path, const decoder::Reporter& reporter, unsigned threads) {
   std::uint64_t unformattable = 0;
-  std::string scratch;
-  auto sink = [&](const decoder::Record& record) {
-    scratch.clear();
-    if (!decoder::render_message(record, scratch)) ++unformattable;
-  };
-  decoder::Summary summary = decode_path(path, sink, reporter);
+  decoder::Summary summary;
+  if (threads > 1) {
+    // Each worker renders its frames' records and writes one byte for each
+    // that does not render; the count is what comes out.
+    decoder::RendererFactory make_renderer = [] {
+      return [scratch = std::string()](const decoder::Record& record, std::string& out) mutable {
+        scratch.clear();
+        if (!decoder::render_message(record, scratch)) out += '!';
+      };
+    };
+    summary = decode_path_parallel(
+        path, threads, make_renderer,
+        [&](std::string_view marks) {
+          unformattable += marks.size();
+          return true;
+        },
+        reporter);
+  } else {
+    std::string scratch;
+    auto sink = [&](const decoder::Record& record) {
+      scratch.clear();
+      if (!decoder::render_message(record, scratch)) ++unformattable;
+    };
+    summary = decode_path(path, sink, reporter);
+  }
   bool intact = summary.intact() && unformattable == 0;
   std::printf("%s: %s (%llu frames, %llu records%s%s)\n", path.c_str(), intact ? "ok" : "DAMAGED",
               static_cast<unsigned long long>(summary.frames), static_cast<unsigned long long>(summary.records),
@@ -48,6 +67,7 @@ CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o) {
   auto* verify = app.add_subcommand("verify", "Check every frame; exit 0 only when all of it is intact");
   verify->footer(kVerifyFooter);
   verify->add_option("paths", o.paths, "Files, directories or - for standard input")->required();
+  add_threads_option(*verify, o.threads);
   return verify;
 }
 
@@ -55,7 +75,7 @@ int run_verify(const VerifyOptions& o) {
   bool ok = true;
   ProblemReporter problems("terse", TornTails::report);
   for (const auto& path : expand_paths(o.paths, ok))
-    if (!verify_file(path, problems.reporter())) ok = false;
+    if (!verify_file(path, problems.reporter(), decoding_threads(o.threads))) ok = false;
   std::fflush(stdout);
   return ok ? kExitOk : kExitDamage;
 }

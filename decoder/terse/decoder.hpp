@@ -38,6 +38,10 @@ struct FormatCheck {
   bool ok = false;
   std::string error;
   std::vector<std::uint16_t> dynamic_args;  // arguments used as a width or a precision
+  // Every replacement field is a bare `{}` and the text has no `{{` or `}}`:
+  // render_message then writes the arguments itself, as fmt would, without
+  // parsing the format string again for every record (most call sites).
+  bool plain = false;
 };
 // `names` are the site's argument names (FORMAT.md §6), empty for a
 // positional argument; `{name}` fields may refer to the non-empty ones. An
@@ -308,6 +312,54 @@ class StreamDecoder {
 
 // Convenience: decodes a file path; problems go to the reporter.
 Summary decode_file(const std::string& path, const RecordSink& sink, const Reporter& reporter);
+
+// ---- parallel decoding -------------------------------------------------------
+
+// The CPUs this process may run on (sched_getaffinity), at least 1: how many
+// workers a ParallelDecoder is worth.
+unsigned available_cpus();
+
+// Renders one record into the output of its frame, on a worker thread. Each
+// worker has its own, made by a RendererFactory on the calling thread, so it
+// may keep scratch buffers without locks.
+using RecordRenderer = std::function<void(const Record& record, std::string& out)>;
+using RendererFactory = std::function<RecordRenderer()>;
+// Takes the output of the frames in stream order, on the calling thread;
+// false stops the decoding (the output's reader went away).
+using ChunkWriter = std::function<bool(std::string_view text)>;
+
+// Decodes a stream as StreamDecoder::decode_fd does, on several threads,
+// for the commands that print or check every record: rendering is most of
+// the work, and records frames are independent once the state that carries
+// across frames is known. One thread reads the frames in order, checks and
+// decompresses them and keeps that state (dictionary, calibration, frame
+// numbers, the contexts open); `workers` threads each decode and render a
+// records frame into its output; the calling thread hands the outputs to
+// `write` in stream order and the problems to the reporter where
+// StreamDecoder would report them. Output and problems are byte for byte
+// those of rendering, in order, every record decode_fd gives. A few frames
+// are in flight at a time, never the whole stream.
+class ParallelDecoder {
+ public:
+  ParallelDecoder(std::string source, Reporter reporter, unsigned workers);
+  ~ParallelDecoder();
+  ParallelDecoder(const ParallelDecoder&) = delete;
+  ParallelDecoder& operator=(const ParallelDecoder&) = delete;
+
+  void set_filter(Filter filter);
+
+  // The fd is not owned. The summary is decode_fd's; after `write` said
+  // stop, it covers what was read until then.
+  Summary decode_fd(int fd, const RendererFactory& make_renderer, const ChunkWriter& write);
+  Summary decode_bytes(std::string_view bytes, const RendererFactory& make_renderer, const ChunkWriter& write);
+
+ private:
+  struct Run;
+  std::string source_;
+  Reporter reporter_;
+  Filter filter_;
+  unsigned workers_;
+};
 
 // ---- rendering -------------------------------------------------------------
 

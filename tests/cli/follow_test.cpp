@@ -2,6 +2,8 @@
 // are written, across rolled files and a restarted writer; -n; a closed
 // pipe ends it quietly.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -85,4 +87,35 @@ TEST_CASE("cat -f ends quietly with exit code 0 when its reader goes away") {
   cat.close_output();
   // Nothing new is written: cat notices the closed pipe while idle.
   CHECK(cat.wait(10s) == 0);
+}
+
+TEST_CASE("cat -f shows the records appended to the file it follows") {
+  TempDir source("follow-source"), dir("follow-append");
+  Sample sample = write_sample(source.path(), 6, 20, 1, "appended");
+  auto frames = frames_of(sample.bytes);
+  auto through = records_through(sample.bytes, frames);
+  std::vector<std::size_t> records;  // indexes of the records frames
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (frames[i].type == kRecordsFrame) records.push_back(i);
+  REQUIRE(records.size() >= 6);
+  // The file starts with two records frames; the rest comes in two appends
+  // while cat waits for them (woken by the change, or by its poll without inotify).
+  std::string path = dir.path() + "/" + std::filesystem::path(sample.path).filename().string();
+  std::vector<std::size_t> cuts{records[1], records[3], frames.size() - 1};
+  std::size_t written = 0;
+  auto append_through = [&](std::size_t frame) {
+    std::ofstream(path, std::ios::binary | std::ios::app)
+        << sample.bytes.substr(written, frames[frame].end() - written);
+    written = frames[frame].end();
+    return sample.messages[through[frame] - 1];
+  };
+  std::string last = append_through(cuts[0]);
+  Process cat(cli({"cat", "-f", "-o", "cat", path}), Process::Output::pipe);
+  REQUIRE(cat.read_until(has(last), 20s));
+  for (std::size_t k = 1; k < cuts.size(); ++k) {
+    last = append_through(cuts[k]);
+    REQUIRE(cat.read_until(has(last), 20s));
+  }
+  cat.stop();
+  CHECK(split_lines(cat.out) == sample.messages);
 }
