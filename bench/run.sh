@@ -11,6 +11,7 @@
 #   TERSE_BENCH_MILLIONS  records per throughput run, in millions (default 2)
 #   TERSE_BENCH_CALLS     timed calls per producer in the latency harness (default 400000)
 #   TERSE_BENCH_REPS      repetitions for micro-benchmarks and decoder runs (default 3)
+#   TERSE_BENCH_DECODE_MILLIONS  canonical records the decoder reads, in millions (default 10)
 #
 # Installs nothing: it needs cmake, a C++20 compiler, gnuplot (Debian
 # gnuplot-nox) and the Debian packages libbenchmark-dev, libspdlog-dev,
@@ -22,6 +23,7 @@ build=${TERSE_BENCH_BUILD:-$root/build-bench}
 millions=${TERSE_BENCH_MILLIONS:-2}
 calls=${TERSE_BENCH_CALLS:-400000}
 reps=${TERSE_BENCH_REPS:-3}
+decode_millions=${TERSE_BENCH_DECODE_MILLIONS:-10}
 results=$root/bench/results
 raw=$build/bench-raw
 
@@ -57,9 +59,13 @@ echo "== latency, linked to libterse.so"
 "$bin/terse_bench_latency_shared" --calls "$calls" --csv "$raw/latency_shared.csv"
 
 echo "== throughput ($millions million records)"
-"$bin/terse_bench_throughput" --millions "$millions" --csv "$raw/throughput.csv" --keep-terse "$raw/terse-logs"
+"$bin/terse_bench_throughput" --millions "$millions" --csv "$raw/throughput.csv"
 
-echo "== decoder"
+echo "== decoder ($decode_millions million canonical records)"
+mkdir -p "$raw/terse-logs"
+decode_records=$(awk -v m="$decode_millions" 'BEGIN { printf "%d", m * 1e6 }')
+"$bin/terse_bench_throughput" --child terse canonical "$decode_records" --keep "$raw/terse-logs" >/dev/null ||
+  die "writing the decoder's input failed"
 "$bin/terse_bench_decode" --cli "$build/terse" --dir "$raw/terse-logs" --reps "$reps" --csv "$raw/decode.csv"
 rm -rf "$raw/terse-logs"
 
@@ -341,12 +347,14 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
     }' "$raw/follow.csv"
 
   awk -F, '
-    /^decode,/ { rows[++n] = $0 }
+    /^decode,/ { rows[++n] = $0; lines = $3 }
+    /^follow,/ { appends = $2; follow_median = $3; follow_max = $4 }
     END {
-      print "## Decoder: the canonical throughput run read back"
+      print "## Decoder: " lines " canonical records read back"
       print ""
-      print "`library-*`: the decoder library rendering into memory; `cli-*`: the built `terse cat` (and"
-      print "`terse cat --json`) writing to /dev/null, median wall time of the repetitions."
+      print "`library-*`: the decoder library rendering into memory, on one thread; `cli-*`: the built"
+      print "`terse cat` (and `terse cat --json`) writing to /dev/null, median wall time of the"
+      print "repetitions, on every CPU (`cli-text`, `cli-json`) and with `--threads 1` (`-1`)."
       print ""
       print "| mode | lines | text MB | lines/s | MB/s | CPU s |"
       print "|---|---:|---:|---:|---:|---:|"
@@ -354,6 +362,8 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
         split(rows[i], f, ",")
         printf "| %s | %d | %.1f | %.2f M | %.1f | %.3f |\n", f[2], f[3], f[4] / 1e6, f[6] / 1e6, f[7], f[8]
       }
+      if (appends > 0)
+        printf "\n`terse cat -f` alone: a records frame appended to a followed file shows on its stdout after %.1f ms at the median, %.1f ms at most (%d appends).\n", follow_median, follow_max, appends
       print ""
     }' "$raw/decode.csv"
 
