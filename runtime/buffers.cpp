@@ -25,47 +25,79 @@ namespace {
 
 std::atomic<std::uint32_t> g_next_thread_index{1};
 
-constexpr std::uint64_t kFirstMapped = 4096;
+// The ring's first bytes are left to page faults, one per page as the
+// thread first writes there: a fault takes only the mapping's own lock,
+// where mapping ahead (madvise) takes the process's, which threads being
+// created and ending hold; a thread logging less than this never maps ahead.
+constexpr std::uint64_t kFaultedBytes = std::uint64_t{16} << 10;
+// Each ring's mapping ends in the alternate signal stack of its thread.
+constexpr std::size_t kSignalStackBytes = 64 * 1024;
+// Buffers of exited threads that never logged past kFaultedBytes, kept for
+// the next new threads: a pool that replaces its threads then costs no
+// mapping and unmapping per thread (both wait for the process's mapping
+// lock, which creating and ending threads hold), and at most this many
+// times a few pages.
+constexpr std::size_t kSpareBuffers = 64;
 
 // Marks the thread's buffer abandoned when the thread exits; the IO thread
 // drains what is left and frees it.
 struct BufferReleaser {
   ~BufferReleaser() {
     exiting = true;
+    // The stack lives in the buffer, which the IO thread may free as soon
+    // as it is abandoned: off it first.
+    if (has_signal_stack) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
     if (ThreadBuffer* buffer = tls_buffer) {
       tls_buffer = nullptr;
       buffer->abandoned.store(true, std::memory_order_release);
       wake_io_thread();
     }
-    if (signal_stack != nullptr) {
-      stack_t off{};
-      off.ss_flags = SS_DISABLE;
-      sigaltstack(&off, nullptr);
-      std::free(signal_stack);
-    }
   }
   bool exiting = false;
-  void* signal_stack = nullptr;  // ours to free, when we installed one
+  bool has_signal_stack = false;  // installed by us, in the thread's buffer
 };
 thread_local BufferReleaser tls_releaser;
 
 // A thread that overflows its stack gets SIGSEGV with no stack left to run
 // the crash handler on; an alternate signal stack lets it still write the
 // log. Threads that already have one keep theirs.
-void give_signal_stack() noexcept {
+void give_signal_stack(ThreadBuffer& buffer) noexcept {
   stack_t current{};
   if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return;
-  constexpr std::size_t kSize = 64 * 1024;
-  void* memory = std::malloc(kSize);
-  if (memory == nullptr) return;
   stack_t stack{};
-  stack.ss_sp = memory;
-  stack.ss_size = kSize;
-  if (sigaltstack(&stack, nullptr) != 0) {
-    std::free(memory);
-    return;
+  stack.ss_sp = buffer.data + buffer.capacity;
+  stack.ss_size = kSignalStackBytes;
+  if (sigaltstack(&stack, nullptr) == 0) tls_releaser.has_signal_stack = true;
+}
+
+void unmap_buffer(ThreadBuffer* buffer) noexcept {
+  unmap_populated(buffer->data, buffer->capacity + kSignalStackBytes);
+  delete buffer;
+}
+
+// A spare buffer of `capacity`, reset to a new one's state; null for none.
+ThreadBuffer* take_spare(std::vector<ThreadBuffer*>& spares, std::size_t capacity) noexcept {
+  while (!spares.empty()) {
+    ThreadBuffer* spare = spares.back();
+    spares.pop_back();
+    if (spare->capacity != capacity) {  // thread_buffer_bytes changed at a restart
+      unmap_buffer(spare);
+      continue;
+    }
+    char* data = spare->data;
+    std::uint64_t mapped = spare->mapped;
+    spare->~ThreadBuffer();
+    auto* fresh = new (spare) ThreadBuffer;
+    fresh->data = data;
+    fresh->capacity = capacity;
+    fresh->mapped = mapped;
+    return fresh;
   }
-  tls_releaser.signal_stack = memory;
+  return nullptr;
 }
 
 }  // namespace
@@ -82,35 +114,42 @@ BufferRegistry& buffer_registry() noexcept {
 
 namespace {
 
-// A ring's pages are mapped as they are first written (or populated ahead
-// by the IO thread once the thread keeps logging), so a thread that logs a
-// few records costs a few pages and its first call a few microseconds.
+// A new thread's buffer: a spare one when there is one (see kSpareBuffers),
+// else a new mapping whose pages are taken as the ring is first written.
 ThreadBuffer* make_thread_buffer(bool map_whole) {
   if (tls_releaser.exiting) return nullptr;
   std::size_t capacity = buffer_settings().buffer_bytes.load(std::memory_order_relaxed);
-  auto* buffer = new (std::nothrow) ThreadBuffer;
-  if (buffer == nullptr) return nullptr;
-  buffer->data = map_lazy(capacity);
-  if (buffer->data == nullptr) {
-    delete buffer;
-    return nullptr;
+  auto& registry = buffer_registry();
+  ThreadBuffer* buffer;
+  {
+    std::lock_guard lock(registry.mutex);
+    buffer = take_spare(registry.spares, capacity);
   }
-  buffer->capacity = capacity;
-  if (map_whole) {
-    populate(buffer->data, capacity);
+  if (buffer == nullptr) {
+    buffer = new (std::nothrow) ThreadBuffer;
+    if (buffer == nullptr) return nullptr;
+    buffer->data = map_lazy(capacity + kSignalStackBytes);
+    if (buffer->data == nullptr) {
+      delete buffer;
+      return nullptr;
+    }
+    buffer->capacity = capacity;
+    buffer->mapped = std::min<std::uint64_t>(capacity, kFaultedBytes);
+  }
+  if (map_whole && buffer->mapped < capacity) {
+    populate(buffer->data + buffer->mapped, static_cast<std::size_t>(capacity - buffer->mapped));
     buffer->mapped = capacity;
   }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   pthread_getname_np(pthread_self(), buffer->name, sizeof buffer->name);
   {
-    auto& registry = buffer_registry();
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
     registry.generation.fetch_add(1, std::memory_order_release);
   }
   tls_buffer = buffer;
-  if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack();
+  if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
   return buffer;
 }
 
@@ -121,8 +160,16 @@ ThreadBuffer* create_thread_buffer() { return make_thread_buffer(false); }
 ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
-  unmap_populated(buffer->data, buffer->capacity);
-  delete buffer;
+  // A ring that grew past its faulted part holds memory worth giving back.
+  if (buffer->mapped <= kFaultedBytes) {
+    auto& registry = buffer_registry();
+    std::lock_guard lock(registry.mutex);
+    if (registry.spares.size() < kSpareBuffers) {
+      registry.spares.push_back(buffer);
+      return;
+    }
+  }
+  unmap_buffer(buffer);
 }
 
 // An idle IO thread sleeps up to 10 ms, longer than a busy thread takes to
@@ -132,11 +179,11 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // the producer looks again after another eighth of the ring, in case the
 // IO thread went to sleep meanwhile without reaching these records.
 //
-// A ring's pages are mapped as its thread first reaches them, in steps
-// that double (from kFirstMapped), each mapped in one call: a thread that
-// logs a few records holds a few pages and its first call costs a few
-// microseconds, and a busy thread takes a handful of such calls on its
-// first pass rather than a page fault every 4 KiB of it.
+// A ring's pages are mapped as its thread first reaches them: the first
+// kFaultedBytes page by page, then in steps that double, each mapped in one
+// call. A thread that logs a few records holds a few pages and its first
+// call costs a few microseconds; a busy thread takes a handful of such calls
+// on its first pass rather than a page fault every 4 KiB of it.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   cached_read = consumed.load(std::memory_order_acquire);
   std::uint64_t fill = end - cached_read;
@@ -149,7 +196,7 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   if (mapped < capacity) {
     if (end > mapped) {
       constexpr std::uint64_t kPage = 4096;
-      std::uint64_t want = std::max({(end + kPage - 1) & ~(kPage - 1), mapped * 2, kFirstMapped});
+      std::uint64_t want = std::max((end + kPage - 1) & ~(kPage - 1), mapped * 2);
       // A record that wraps on the first pass needs the whole ring.
       std::uint64_t to = end > capacity ? capacity : std::min(capacity, want);
       populate(data + mapped, static_cast<std::size_t>(to - mapped));
@@ -171,10 +218,10 @@ static void count_drop(ThreadBuffer& buffer) noexcept {
 // Waiting for room spins for a moment (the IO thread is usually draining
 // already), then sleeps until the IO thread says it freed space: spinning or
 // yielding longer would take the CPU from the very threads that free it.
-// A sleeping thread is woken once its ring is down to a quarter full, not
+// A sleeping thread is woken once its ring is down to an eighth full, not
 // as soon as one record fits: woken for every record, a thread logging
 // large records flat out would wait in nearly every call; this way it waits
-// once per three quarters of a ring.
+// once per seven eighths of a ring.
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   constexpr unsigned kSpins = 128;
   constexpr long kSleepLimitNs = 1'000'000;  // re-checks stop() at least this often
@@ -201,8 +248,8 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     // drain the ring down to this (and past the room the record needs).
     auto at_least_zero = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
     std::uint64_t needed_at = at_least_zero(buffer.write_pos + 2 * size, buffer.capacity);  // room even if it wraps
-    std::uint64_t quarter_full_at = at_least_zero(buffer.write_pos, buffer.capacity / 8);
-    buffer.wake_at_consumed.store(std::max(needed_at, quarter_full_at), std::memory_order_relaxed);
+    std::uint64_t eighth_full_at = at_least_zero(buffer.write_pos, buffer.capacity / 8);
+    buffer.wake_at_consumed.store(std::max(needed_at, eighth_full_at), std::memory_order_relaxed);
     buffer.waiting_for_room.store(true, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     char* out = buffer.try_reserve(size);

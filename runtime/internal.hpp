@@ -32,8 +32,10 @@ struct BufferRegistry {
   std::mutex mutex;
   std::vector<ThreadBuffer*> buffers;
   std::atomic<std::uint64_t> generation{0};
+  std::vector<ThreadBuffer*> spares;  // of exited threads, for new ones (buffers.cpp)
 };
 BufferRegistry& buffer_registry() noexcept;
+// Frees the buffer of an exited thread, or keeps it for a new thread.
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
 // A buffer with all of its ring mapped now, for terse::preallocate(): the
 // thread then takes no page fault in its calls either.

@@ -336,3 +336,32 @@ TEST_CASE("wall-clock times stay monotonic per thread across recalibrations", "[
   tally.decode(dir.path());
   require_everything_once_in_order(tally, kThreads, kPerThread);
 }
+
+TEST_CASE("a new thread given an exited thread's buffer writes as itself, after a busy and a quiet one",
+          "[concurrency]") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;
+  terse::start(config);
+  std::vector<std::uint64_t> os_ids;
+  std::vector<std::string> expected;
+  // Quiet threads leave their buffers for the next ones, a busy one (past
+  // the ring's first pages) has its buffer freed; either way each thread's
+  // records must carry that thread and nothing of the one before it.
+  const std::uint64_t per_thread[] = {3, 2000, 1, 5, 2000, 4};
+  for (std::size_t t = 0; t < std::size(per_thread); ++t) {
+    std::thread([&, t] {
+      os_ids.push_back(static_cast<std::uint64_t>(::gettid()));
+      for (std::uint64_t n = 0; n < per_thread[t]; ++n) TERSE_INFO("thread {} record {}", t, n);
+    }).join();
+    for (std::uint64_t n = 0; n < per_thread[t]; ++n)
+      expected.push_back("thread " + std::to_string(t) + " record " + std::to_string(n));
+    terse::flush();  // the IO thread has released the exited thread's buffer by the next pass
+  }
+  terse::stop();
+  const Decoded decoded = decode_dir(dir.path());
+  require_messages(decoded, expected);
+  std::size_t at = 0;
+  for (std::size_t t = 0; t < std::size(per_thread); ++t)
+    for (std::uint64_t n = 0; n < per_thread[t]; ++n, ++at) REQUIRE(decoded.lines[at].thread == os_ids[t]);
+}
