@@ -242,6 +242,34 @@ inline std::uint64_t directory_bytes(const std::string& dir, std::string_view ex
   return total;
 }
 
+// ---- child processes ----------------------------------------------------------
+
+// This program's own path, for harnesses that run each measurement in a
+// fresh child (re-executed) so that its peak RSS and CPU are its own.
+inline std::string self_path() {
+  char path[4096];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) {
+    std::perror("bench: readlink /proc/self/exe");
+    std::exit(2);
+  }
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
+// The fields of one CSV line a child printed (no quoting: the harnesses'
+// own lines hold none).
+inline std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::size_t pos = 0;
+  for (;;) {
+    auto comma = line.find(',', pos);
+    fields.push_back(line.substr(pos, comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return fields;
+}
+
 // A barrier that producers spin on, so every thread starts at once and the
 // timed region holds no thread creation.
 class StartLine {

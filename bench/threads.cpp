@@ -144,16 +144,6 @@ int child_main(const std::string& run, const std::string& logger, int threads, s
   return 0;
 }
 
-std::string self_path() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) {
-    std::perror("threads: readlink /proc/self/exe");
-    std::exit(2);
-  }
-  return std::string(path, static_cast<std::size_t>(n));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,7 +176,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%-6s %-6s %8s %12s %9s %9s %10s %12s %12s\n", "run", "logger", "threads", "records/thr", "seconds",
               "peak MiB", "after MiB", "first ns", "later ns");
-  std::string self = self_path();
+  std::string self = bench::self_path();
   int failures = 0;
   for (const Job& job : jobs) {
     std::string command = "'" + self + "' --child " + job.run + " " + job.logger + " " + std::to_string(job.threads) +
@@ -202,13 +192,7 @@ int main(int argc, char** argv) {
       continue;
     }
     while (!line.empty() && line.back() == '\n') line.pop_back();
-    std::vector<std::string> f;
-    for (std::size_t pos = 0;;) {
-      auto comma = line.find(',', pos);
-      f.push_back(line.substr(pos, comma - pos));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
+    std::vector<std::string> f = bench::split_csv(line);
     std::printf("%-6s %-6s %8s %12s %9s %9.1f %10.1f %12s %12s\n", f[1].c_str(), f[2].c_str(), f[3].c_str(),
                 f[4].c_str(), f[5].c_str(), std::stod(f[6]) / 1024.0, std::stod(f[7]) / 1024.0, f[8].c_str(),
                 f[9].c_str());

@@ -205,16 +205,6 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   return 0;
 }
 
-std::string self_path() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) {
-    std::perror("throughput: readlink /proc/self/exe");
-    std::exit(2);
-  }
-  return std::string(path, static_cast<std::size_t>(n));
-}
-
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -224,18 +214,6 @@ std::string shell_quote(const std::string& s) {
       out += c;
   }
   return out + "'";
-}
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::size_t pos = 0;
-  for (;;) {
-    auto comma = line.find(',', pos);
-    fields.push_back(line.substr(pos, comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return fields;
 }
 
 }  // namespace
@@ -282,7 +260,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%-30s %-15s %7s %9s %12s %9s %9s %11s %9s\n", "run", "logger", "threads", "records", "records/s",
               "B/record", "RSS MiB", "IO ms/M", "p99 ns");
-  std::string self = self_path();
+  std::string self = bench::self_path();
   int failures = 0;
   for (const auto& job : jobs) {
     auto count = static_cast<std::uint64_t>(static_cast<double>(records) * job.scenario->share);
@@ -306,7 +284,7 @@ int main(int argc, char** argv) {
       continue;
     }
     while (!line.empty() && line.back() == '\n') line.pop_back();
-    auto f = split_csv(line);
+    auto f = bench::split_csv(line);
     std::printf("%-30s %-15s %7s %9s %12.0f %9s %9.1f %11s %9s\n", f[1].c_str(), f[2].c_str(), f[3].c_str(),
                 f[4].c_str(), std::stod(f[6]), f[8].c_str(), std::stod(f[9]) / 1024.0,
                 f[11].empty() ? "-" : f[11].substr(0, f[11].find('.') + 2).c_str(),
