@@ -56,7 +56,7 @@ void populate(char* memory, std::size_t bytes) noexcept {
 #if !defined(MADV_POPULATE_WRITE)
   constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older C headers lack it
 #endif
-  // Page-aligned: the ring is, and the IO thread asks in page multiples.
+  // Page-aligned: the ring is, and its thread asks in page multiples.
   ::madvise(memory, bytes, MADV_POPULATE_WRITE);
 }
 

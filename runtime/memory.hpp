@@ -17,9 +17,10 @@ void unmap_populated(char* memory, std::size_t bytes) noexcept;
 // `bytes` of zeroed memory whose pages are mapped as they are first
 // touched: a thread's ring, which most threads fill only a little of.
 char* map_lazy(std::size_t bytes) noexcept;
-// Maps the pages of [memory, memory + bytes) of map_lazy's memory without
-// writing to them, so that the thread writing there concurrently loses
-// nothing; nothing where the kernel cannot (before Linux 5.14).
+// Maps the pages of [memory, memory + bytes) of map_lazy's memory in one
+// call, without writing to them, rather than a page fault per page;
+// nothing where the kernel cannot (before Linux 5.14): the pages then fault
+// in as they are written.
 void populate(char* memory, std::size_t bytes) noexcept;
 
 // Gives a working buffer its capacity and touches its pages now, on an IO
