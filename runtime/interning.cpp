@@ -119,40 +119,8 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
     }
     at += 4 + length;
     std::uint32_t& last = last_text(site_id, i);
-    if (last != 0 && by_id_[last] == text) {
-      wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
-      wire::put_le<std::uint32_t>(args_out, last);
-      changed = true;
-      continue;
-    }
-    std::size_t hash = sample_hash(text);
-    std::uint32_t id = 0;
-    auto known = texts_.find(hash);
-    if (known != texts_.end()) {
-      for (const Text& t : known->second)
-        if (t.bytes == text) id = t.id;
-    }
-    if (id == 0 && seen_once_.count(hash) != 0 && text_bytes_ + length <= kMaxTextBytes) {
-      // Its second time in this file: from now on it is written once.
-      id = next_id_++;
-      std::vector<Text>& same_hash = texts_[hash];
-      same_hash.push_back(Text{std::string(text), id});
-      // Moving a long std::string keeps its heap bytes where they are, so the
-      // views of the others stay valid when the vector grows.
-      if (by_id_.size() <= id) by_id_.resize(id + 1);
-      by_id_[id] = same_hash.back().bytes;
-      text_bytes_ += length;
-      pending_.push_back(hash);
-      std::string body;
-      wire::put_varint(body, id);
-      wire::put_bytes(body, text);
-      entries.push_back(static_cast<char>(schema::DictKind::text));
-      wire::put_varint(entries, body.size());
-      entries.append(body);
-    }
+    std::uint32_t id = last != 0 && by_id_[last] == text ? last : lookup(text, length, entries);
     if (id == 0) {
-      if (seen_once_.size() >= kMaxSeenOnce) seen_once_.clear();
-      seen_once_.insert(hash);
       wire::put_le<std::uint32_t>(args_out, static_cast<std::uint32_t>(length));
       args_out.append(text);
       continue;
@@ -163,6 +131,39 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
     changed = true;
   }
   return at == args.size();
+}
+
+std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, std::string& entries) {
+  std::size_t hash = sample_hash(text);
+  std::uint32_t id = 0;
+  auto known = texts_.find(hash);
+  if (known != texts_.end()) {
+    for (const Text& t : known->second)
+      if (t.bytes == text) id = t.id;
+  }
+  if (id == 0 && seen_once_.count(hash) != 0 && text_bytes_ + length <= kMaxTextBytes) {
+    // Its second time in this file: from now on it is written once.
+    id = next_id_++;
+    std::vector<Text>& same_hash = texts_[hash];
+    same_hash.push_back(Text{std::string(text), id});
+    // Moving a long std::string keeps its heap bytes where they are, so the
+    // views of the others stay valid when the vector grows.
+    if (by_id_.size() <= id) by_id_.resize(id + 1);
+    by_id_[id] = same_hash.back().bytes;
+    text_bytes_ += length;
+    pending_.push_back(hash);
+    std::string body;
+    wire::put_varint(body, id);
+    wire::put_bytes(body, text);
+    entries.push_back(static_cast<char>(schema::DictKind::text));
+    wire::put_varint(entries, body.size());
+    entries.append(body);
+  }
+  if (id == 0) {
+    if (seen_once_.size() >= kMaxSeenOnce) seen_once_.clear();
+    seen_once_.insert(hash);
+  }
+  return id;
 }
 
 void TextInterner::discard() {

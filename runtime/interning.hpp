@@ -46,6 +46,10 @@ class TextInterner {
   // call site mostly logs the same long text again, which one comparison
   // then finds without hashing it.
   std::uint32_t& last_text(std::uint32_t site_id, std::size_t arg);
+  // The id `text` (`length` bytes) is written as in this file, 0 while it
+  // is to stay inline; a text seen for the second time gets one, and its
+  // entry is appended to `entries`.
+  std::uint32_t lookup(std::string_view text, std::size_t length, std::string& entries);
 
   std::unordered_map<std::size_t, std::vector<Text>> texts_;  // by hash
   // Each interned text's bytes by id (empty once forgotten); they live in texts_.
