@@ -89,12 +89,10 @@ ThreadBuffer* take_spare(std::vector<ThreadBuffer*>& spares, std::size_t capacit
       continue;
     }
     char* data = spare->data;
-    std::uint64_t mapped = spare->mapped;
     spare->~ThreadBuffer();
     auto* fresh = new (spare) ThreadBuffer;
     fresh->data = data;
     fresh->capacity = capacity;
-    fresh->mapped = mapped;
     return fresh;
   }
   return nullptr;
@@ -134,8 +132,9 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
       return nullptr;
     }
     buffer->capacity = capacity;
-    buffer->mapped = std::min<std::uint64_t>(capacity, kFaultedBytes);
   }
+  // A spare one never went past this either (destroy_thread_buffer).
+  buffer->mapped = std::min<std::uint64_t>(capacity, kFaultedBytes);
   if (map_whole && buffer->mapped < capacity) {
     populate(buffer->data + buffer->mapped, static_cast<std::size_t>(capacity - buffer->mapped));
     buffer->mapped = capacity;
