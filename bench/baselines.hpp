@@ -30,18 +30,20 @@ namespace bench {
 class TerseLogger {
  public:
   const char* name() const { return "terse"; }
-  void start(const std::string& dir) {
-    terse::Config config;
-    config.directory = dir;
-    config.name = "bench";
-    terse::start(config);
-  }
+  void start(const std::string& dir) { terse::start(config_for(dir)); }
   static void log_short(const ShortArgs& a) noexcept {
     TERSE_INFO("request {} took {} us status {} path {}", a.request, a.took_us, a.status, a.path);
   }
   static void log_text(std::string_view text) noexcept { TERSE_INFO("payload {}", text); }
   static void flush() { terse::flush(); }
   static void stop() { terse::stop(); }
+  // What every terse variant here starts from.
+  static terse::Config config_for(const std::string& dir) {
+    terse::Config config;
+    config.directory = dir;
+    config.name = "bench";
+    return config;
+  }
   // The threads terse started, found by the names the runtime gives them.
   // Each names itself once running, which may be just after start()
   // returns, so this waits (briefly) for both.
@@ -67,9 +69,7 @@ class TersePinnedLogger : public TerseLogger {
  public:
   const char* name() const { return "terse pinned"; }
   void start(const std::string& dir) {
-    terse::Config config;
-    config.directory = dir;
-    config.name = "bench";
+    terse::Config config = config_for(dir);
     config.cpus = {allowed_cpus().front()};
     terse::start(config);
   }
@@ -83,9 +83,7 @@ class TerseConsoleLogger : public TerseLogger {
   const char* name() const { return "terse+console"; }
   void start(const std::string& dir) {
     null_fd_ = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    terse::Config config;
-    config.directory = dir;
-    config.name = "bench";
+    terse::Config config = config_for(dir);
     config.console = terse::Console::text;
     config.console_fd = null_fd_;
     terse::start(config);

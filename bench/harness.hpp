@@ -256,6 +256,31 @@ inline std::string self_path() {
   return std::string(path, static_cast<std::size_t>(n));
 }
 
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// Runs `command` (a child of this program) and returns its output, without
+// the trailing newline, in `line`; false when it failed or printed
+// something that does not start with `prefix`.
+inline bool run_child(const std::string& command, std::string_view prefix, std::string& line, int& status) {
+  line.clear();
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  char chunk[4096];
+  while (pipe != nullptr && std::fgets(chunk, sizeof chunk, pipe) != nullptr) line += chunk;
+  status = pipe != nullptr ? ::pclose(pipe) : -1;
+  if (status != 0 || line.rfind(prefix, 0) != 0) return false;
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  return true;
+}
+
 // The fields of one CSV line a child printed (no quoting: the harnesses'
 // own lines hold none).
 inline std::vector<std::string> split_csv(const std::string& line) {

@@ -179,19 +179,15 @@ int main(int argc, char** argv) {
   std::string self = bench::self_path();
   int failures = 0;
   for (const Job& job : jobs) {
-    std::string command = "'" + self + "' --child " + job.run + " " + job.logger + " " + std::to_string(job.threads) +
-                          " " + std::to_string(job.per_thread);
-    std::FILE* pipe = ::popen(command.c_str(), "r");
+    std::string command = bench::shell_quote(self) + " --child " + job.run + " " + job.logger + " " +
+                          std::to_string(job.threads) + " " + std::to_string(job.per_thread);
     std::string line;
-    char chunk[512];
-    while (pipe != nullptr && std::fgets(chunk, sizeof chunk, pipe) != nullptr) line += chunk;
-    int status = pipe != nullptr ? ::pclose(pipe) : -1;
-    if (status != 0 || line.rfind("threads,", 0) != 0) {
+    int status = 0;
+    if (!bench::run_child(command, "threads,", line, status)) {
       std::fprintf(stderr, "threads: run '%s' with %s failed (status %d)\n", job.run, job.logger, status);
       ++failures;
       continue;
     }
-    while (!line.empty() && line.back() == '\n') line.pop_back();
     std::vector<std::string> f = bench::split_csv(line);
     std::printf("%-6s %-6s %8s %12s %9s %9.1f %10.1f %12s %12s\n", f[1].c_str(), f[2].c_str(), f[3].c_str(),
                 f[4].c_str(), f[5].c_str(), std::stod(f[6]) / 1024.0, std::stod(f[7]) / 1024.0, f[8].c_str(),

@@ -205,17 +205,6 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   return 0;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -264,26 +253,22 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (const auto& job : jobs) {
     auto count = static_cast<std::uint64_t>(static_cast<double>(records) * job.scenario->share);
-    std::string command = shell_quote(self) + " --child " + shell_quote(job.logger) + " " +
-                          shell_quote(job.scenario->run) + " " + std::to_string(count);
+    std::string command = bench::shell_quote(self) + " --child " + bench::shell_quote(job.logger) + " " +
+                          bench::shell_quote(job.scenario->run) + " " + std::to_string(count);
     if (job.scenario == &kCanonical && job.logger == "terse" && !keep_terse.empty()) {
       std::error_code ec;
       std::filesystem::remove_all(keep_terse, ec);
       std::filesystem::create_directories(keep_terse, ec);
-      command += " --keep " + shell_quote(keep_terse);
+      command += " --keep " + bench::shell_quote(keep_terse);
     }
-    std::FILE* pipe = ::popen(command.c_str(), "r");
     std::string line;
-    char chunk[4096];
-    while (pipe != nullptr && std::fgets(chunk, sizeof chunk, pipe) != nullptr) line += chunk;
-    int status = pipe != nullptr ? ::pclose(pipe) : -1;
-    if (status != 0 || line.rfind("throughput,", 0) != 0) {
+    int status = 0;
+    if (!bench::run_child(command, "throughput,", line, status)) {
       std::fprintf(stderr, "throughput: run '%s' with %s failed (status %d)\n", job.scenario->run, job.logger.c_str(),
                    status);
       ++failures;
       continue;
     }
-    while (!line.empty() && line.back() == '\n') line.pop_back();
     auto f = bench::split_csv(line);
     std::printf("%-30s %-15s %7s %9s %12.0f %9s %9.1f %11s %9s\n", f[1].c_str(), f[2].c_str(), f[3].c_str(),
                 f[4].c_str(), std::stod(f[6]), f[8].c_str(), std::stod(f[9]) / 1024.0,
