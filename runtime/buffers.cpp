@@ -29,7 +29,8 @@ std::atomic<std::uint32_t> g_next_thread_index{1};
 // thread first writes there: a fault takes only the mapping's own lock,
 // where mapping ahead (madvise) takes the process's, which threads being
 // created and ending hold; a thread logging less than this never maps ahead.
-constexpr std::uint64_t kFaultedBytes = std::uint64_t{16} << 10;
+constexpr std::uint64_t kFaultedBytes = kFaultedRingBytes;
+constexpr std::uint64_t kPageBytes = 4096;
 // Each ring's mapping ends in the alternate signal stack of its thread.
 constexpr std::size_t kSignalStackBytes = 64 * 1024;
 // Buffers of exited threads that never logged past kFaultedBytes, kept for
@@ -134,10 +135,12 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     buffer->capacity = capacity;
   }
   // A spare one never went past this either (destroy_thread_buffer).
-  buffer->mapped = std::min<std::uint64_t>(capacity, kFaultedBytes);
-  if (map_whole && buffer->mapped < capacity) {
-    populate(buffer->data + buffer->mapped, static_cast<std::size_t>(capacity - buffer->mapped));
-    buffer->mapped = capacity;
+  buffer->mapped_until = capacity <= kFaultedBytes ? ThreadBuffer::kAllMapped : kFaultedBytes;
+  if (map_whole) {
+    if (buffer->mapped_until != ThreadBuffer::kAllMapped)
+      populate(buffer->data + kFaultedBytes, static_cast<std::size_t>(capacity - kFaultedBytes));
+    buffer->mapped_until = ThreadBuffer::kAllMapped;
+    buffer->keep_mapped = true;
   }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
@@ -160,7 +163,7 @@ ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   // A ring that grew past its faulted part holds memory worth giving back.
-  if (buffer->mapped <= kFaultedBytes) {
+  if (buffer->mapped_until - buffer->mapped_from <= kFaultedBytes) {
     auto& registry = buffer_registry();
     std::lock_guard lock(registry.mutex);
     if (registry.spares.size() < kSpareBuffers) {
@@ -182,29 +185,88 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // kFaultedBytes page by page, then in steps that double, each mapped in one
 // call. A thread that logs a few records holds a few pages and its first
 // call costs a few microseconds; a busy thread takes a handful of such calls
-// on its first pass rather than a page fault every 4 KiB of it.
+// on its first pass rather than a page fault every 4 KiB of it. A ring
+// given back while its thread was quiet starts over from where it is.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
+  if (giving_back.load(std::memory_order_acquire)) {
+    // The IO thread is discarding the pages this call would write to; it
+    // takes microseconds.
+    for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) {
+      if (spins < 64) {
+#if TERSE_CLOCK_TSC
+        _mm_pause();
+#endif
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+  if (std::uint32_t times = given_back.load(std::memory_order_relaxed); times != given_back_seen) {
+    given_back_seen = times;
+    mapped_from = write_pos & ~(kPageBytes - 1);
+    mapped_until = capacity <= kFaultedBytes ? kAllMapped : mapped_from + kFaultedBytes;
+  }
   cached_read = consumed.load(std::memory_order_acquire);
   std::uint64_t fill = end - cached_read;
+  std::uint64_t look_again;
   if (fill > capacity / 4) {
     nudge_io_thread();
-    look_again_at = std::min(cached_read + capacity, end + capacity / 8);
+    look_again = std::min(cached_read + capacity, end + capacity / 8);
   } else {
-    look_again_at = cached_read + capacity / 4;
+    look_again = cached_read + capacity / 4;
   }
-  if (mapped < capacity) {
-    if (end > mapped) {
-      constexpr std::uint64_t kPage = 4096;
-      std::uint64_t want = std::max((end + kPage - 1) & ~(kPage - 1), mapped * 2);
-      // A record that wraps on the first pass needs the whole ring.
-      std::uint64_t to = end > capacity ? capacity : std::min(capacity, want);
-      populate(data + mapped, static_cast<std::size_t>(to - mapped));
-      mapped = to;
+  if (mapped_until != kAllMapped) {
+    if (end > mapped_until) {
+      std::uint64_t want =
+          std::max((end + kPageBytes - 1) & ~(kPageBytes - 1), mapped_from + 2 * (mapped_until - mapped_from));
+      std::uint64_t to = std::min(want, mapped_from + capacity);
+      map_positions(mapped_until, to);
+      mapped_until = to == mapped_from + capacity ? kAllMapped : to;
     }
-    // Positions are ring offsets until the first wrap, which needs all of it mapped.
-    if (mapped < capacity) look_again_at = std::min(look_again_at, mapped);
+    if (mapped_until != kAllMapped) look_again = std::min(look_again, mapped_until);
   }
+  look_again_at.store(look_again, std::memory_order_relaxed);
   return fill <= capacity;
+}
+
+// The pages of the ring positions [from, to), to - from at most a whole ring.
+void ThreadBuffer::map_positions(std::uint64_t from, std::uint64_t to) noexcept {
+  std::uint64_t offset = from & (capacity - 1);
+  std::uint64_t bytes = to - from;
+  std::uint64_t first = std::min(bytes, capacity - offset);
+  populate(data + offset, static_cast<std::size_t>(first));
+  if (bytes > first) populate(data, static_cast<std::size_t>(bytes - first));
+}
+
+// The producer touches its ring only inside a call's window, which opens
+// (a plain store) before the call reads look_again_at. The IO thread sets
+// look_again_at to 0 and giving_back, then fences every thread: a call
+// whose window opened before the fence shows in in_call_since (or in a
+// committed position that moved, or in a look_again_at it stored), and one
+// that opens later sees look_again_at 0, goes to look_for_room() and waits
+// there until the pages are gone. So the IO thread discards no byte a call
+// is writing, and a ring it found drained holds nothing to lose.
+std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept {
+  if (rings.empty()) return 0;
+  for (const QuietRing& ring : rings) {
+    ring.buffer->giving_back.store(true, std::memory_order_relaxed);
+    ring.buffer->look_again_at.store(0, std::memory_order_relaxed);
+  }
+  fence_other_threads();
+  std::size_t given = 0;
+  for (const QuietRing& ring : rings) {
+    ThreadBuffer& b = *ring.buffer;
+    bool untouched = b.in_call_since.load(std::memory_order_acquire) == kNotInCall &&
+                     b.committed.load(std::memory_order_acquire) == ring.committed &&
+                     b.look_again_at.load(std::memory_order_relaxed) == 0;
+    if (untouched && discard(b.data, static_cast<std::size_t>(b.capacity))) {
+      b.given_back.fetch_add(1, std::memory_order_relaxed);
+      b.given_back_at = ring.committed;
+      ++given;
+    }
+    b.giving_back.store(false, std::memory_order_release);
+  }
+  return given;
 }
 
 static void count_drop(ThreadBuffer& buffer) noexcept {
@@ -229,12 +291,19 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   // the drop policy, looking again at once would only make a dropped call
   // cost more, and a burst's dropped calls take the cores the IO threads need.
   if (settings.drop_when_full.load(std::memory_order_relaxed)) {
+    buffer.end_call();
     if (settings.running.load(std::memory_order_acquire)) count_drop(buffer);
     return nullptr;
   }
+  // A waiting thread takes its timestamp only once it has room, so its
+  // window stays closed meanwhile: the IO thread writes other threads'
+  // later records rather than hold them for as long as this one waits.
+  buffer.end_call();
   for (unsigned attempt = 0;; ++attempt) {
     if (!settings.running.load(std::memory_order_acquire)) return nullptr;
+    buffer.begin_record();
     if (char* out = buffer.try_reserve(size)) return out;
+    buffer.end_call();
     if (attempt == 0) nudge_io_thread();
     if (attempt < kSpins) {
 #if TERSE_CLOCK_TSC
@@ -251,8 +320,12 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     buffer.wake_at_consumed.store(std::max(needed_at, eighth_full_at), std::memory_order_relaxed);
     buffer.waiting_for_room.store(true, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    buffer.begin_record();
     char* out = buffer.try_reserve(size);
-    if (out == nullptr) wait_for_change(buffer.room_epoch, epoch, kSleepLimitNs);
+    if (out == nullptr) {
+      buffer.end_call();
+      wait_for_change(buffer.room_epoch, epoch, kSleepLimitNs);
+    }
     buffer.waiting_for_room.store(false, std::memory_order_relaxed);
     if (out != nullptr) return out;
   }
@@ -306,10 +379,10 @@ void write_control(std::string_view args) noexcept {
   if (buffer == nullptr) buffer = create_thread_buffer();
   if (buffer == nullptr) return;
   std::size_t stride = ring_stride(args.size());
+  buffer->begin_record();
   char* out = buffer->try_reserve(stride);
   if (out == nullptr) out = reserve_slow(*buffer, stride);
   if (out == nullptr) return;
-  buffer->begin_record();
   RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
   std::memcpy(out, &header, sizeof header);
   std::memcpy(out + kRingHeaderSize, args.data(), args.size());

@@ -14,6 +14,7 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
+#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -38,14 +39,16 @@ void append_entry(std::string& dictionary, const Entry& entry) {
 
 }  // namespace
 
-Collector::Collector(std::chrono::microseconds ordering_window, const FlightSettings& flight, ClockCalibration& clock,
-                     BatchQueue& queue, Requests& requests, Counters& counters)
+Collector::Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
+                     const FlightSettings& flight, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
+                     Counters& counters)
     : clock_(clock),
       queue_(queue),
       requests_(requests),
       counters_(counters),
       window_ticks_(clock.ticks_in(ordering_window)),
       window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)),
+      release_idle_after_(fences_other_threads() ? release_idle_after : std::chrono::milliseconds(0)),
       flight_on_(flight.on),
       flight_trigger_(static_cast<std::uint8_t>(flight.trigger)),
       flight_(flight.bytes_per_thread) {}
@@ -129,6 +132,32 @@ void Collector::release_abandoned(Batch& batch) {
     buffers_generation_ = 0;
     refresh_buffers();
   }
+}
+
+// A ring is idle once its commit position has stood still for
+// release_idle_after_, as seen by checks a quarter of that apart; it is worth
+// giving back once its thread wrote past the pages it takes by faults
+// since it was new or last given back.
+void Collector::release_idle_rings(std::chrono::steady_clock::time_point now) {
+  if (release_idle_after_.count() == 0 || now < next_idle_check_) return;
+  next_idle_check_ = now + std::max<std::chrono::steady_clock::duration>(release_idle_after_ / 4, 1ms);
+  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(release_idle_after_).count();
+  quiet_rings_.clear();
+  for (ThreadBuffer* b : buffers_) {
+    if (b->keep_mapped || b->abandoned.load(std::memory_order_acquire)) continue;
+    std::uint64_t committed = b->committed.load(std::memory_order_acquire);
+    if (committed != b->quiet_committed || b->quiet_since_ns == 0) {
+      b->quiet_committed = committed;
+      b->quiet_since_ns = now_ns;
+      continue;
+    }
+    if (now_ns - b->quiet_since_ns < idle_ns || committed - b->given_back_at <= kFaultedRingBytes) continue;
+    if (committed != b->consumed.load(std::memory_order_relaxed)) continue;
+    quiet_rings_.push_back({b, committed});
+  }
+  if (quiet_rings_.empty()) return;
+  counters_.idle_buffers_released.fetch_add(give_back_rings(quiet_rings_), std::memory_order_relaxed);
 }
 
 void Collector::describe_site(Batch& batch, std::uint32_t id) {
@@ -467,6 +496,7 @@ void Collector::run() {
     if (drain_all && !flight_.empty() && requests_.crashing.load(std::memory_order_relaxed)) write_flight(batch);
     for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);
     release_abandoned(*batch);
+    release_idle_rings(std::chrono::steady_clock::now());
     if (drain_all) {
       batch->flush_sequence = flush_target;
       flush_handled_ = flush_target;

@@ -16,6 +16,7 @@
 
 #include "clock.hpp"
 #include "flight.hpp"
+#include "internal.hpp"
 #include "pipeline.hpp"
 
 namespace terse::detail {
@@ -30,8 +31,9 @@ struct FlightSettings {
 class Collector {
  public:
   // `clock` is the collector's alone once it runs.
-  Collector(std::chrono::microseconds ordering_window, const FlightSettings& flight, ClockCalibration& clock,
-            BatchQueue& queue, Requests& requests, Counters& counters);
+  Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
+            const FlightSettings& flight, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
+            Counters& counters);
 
   // The thread's body: returns once stop was requested and every buffer is
   // drained, after submitting the last batch.
@@ -60,6 +62,9 @@ class Collector {
   void refresh_buffers();
   void report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now);
   void release_abandoned(Batch& batch);
+  // Config::release_idle_after: the pages of drained rings whose threads
+  // have logged nothing for that long go back to the system.
+  void release_idle_rings(std::chrono::steady_clock::time_point now);
   void describe_site(Batch& batch, std::uint32_t id);
   void describe_reported_site(Batch& batch, std::string_view args);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
@@ -86,7 +91,10 @@ class Collector {
   Requests& requests_;
   Counters& counters_;
   std::uint64_t window_ticks_;
-  std::chrono::steady_clock::duration window_pause_;  // the window, at most 1 ms
+  std::chrono::steady_clock::duration window_pause_;        // the window, at most 1 ms
+  std::chrono::steady_clock::duration release_idle_after_;  // zero: never
+  std::chrono::steady_clock::time_point next_idle_check_{};
+  std::vector<QuietRing> quiet_rings_;
 
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;

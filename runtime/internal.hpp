@@ -37,6 +37,21 @@ struct BufferRegistry {
 BufferRegistry& buffer_registry() noexcept;
 // Frees the buffer of an exited thread, or keeps it for a new thread.
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
+// A ring's first bytes, and the first bytes a ring writes after it was given
+// back, take their pages by page faults (buffers.cpp); a ring that wrote no
+// more than this holds no more.
+inline constexpr std::uint64_t kFaultedRingBytes = std::uint64_t{16} << 10;
+// Rings of live threads that logged nothing for a while, each with the
+// commit position the IO thread saw when it found them drained.
+struct QuietRing {
+  ThreadBuffer* buffer;
+  std::uint64_t committed;
+};
+// On the IO thread: gives the pages of each ring back to the system unless
+// its thread has begun a call meanwhile (that ring is left as it is: its
+// thread is not idle).
+// Returns how many it gave back. Only where fences_other_threads().
+std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept;
 // A buffer with all of its ring mapped now, for terse::preallocate(): the
 // thread then takes no page fault in its calls either.
 ThreadBuffer* create_thread_buffer_mapped();

@@ -71,7 +71,8 @@ class Logger {
   explicit Logger(const Config& config)
       : config_(with_error_reporter(config)),
         view_(View::create(config_, clock_.current())),
-        collector_(config_.ordering_window, flight_settings(config_), clock_, queue_, requests_, counters_),
+        collector_(config_.ordering_window, config_.release_idle_after, flight_settings(config_), clock_, queue_,
+                   requests_, counters_),
         writer_(config_, clock_.current(), queue_, requests_, counters_, view_.get()) {
     if (config_.crash_handler || config_.termination_signals) {
       emergency_.resize(kEmergencyBytes);
@@ -183,6 +184,7 @@ class Logger {
       t.buffer_bytes = b->capacity;
       t.highest_fill = b->highest_fill.load(std::memory_order_relaxed);
       t.dropped = b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start;
+      t.times_released = b->given_back.load(std::memory_order_relaxed);
       s.records_dropped += t.dropped;
       s.threads.push_back(std::move(t));
     }
@@ -259,6 +261,7 @@ void validate(const Config& config) {
     throw Error("terse: Config::level is not a valid level");
   if (config.file_mode > 07777) throw Error("terse: Config::file_mode is not a permission mode");
   if (config.fsync_interval.count() < 0) throw Error("terse: Config::fsync_interval is negative");
+  if (config.release_idle_after.count() < 0) throw Error("terse: Config::release_idle_after is negative");
   if (config.ordering_window < std::chrono::microseconds(0) || config.ordering_window > std::chrono::seconds(10))
     throw Error("terse: Config::ordering_window must be between 0 and 10 s");
   if (config.max_container_elements < 1 || config.max_container_elements > schema::kCountMask)
@@ -309,6 +312,7 @@ void after_fork_in_child() {
     // Records waiting in the copied buffers are the parent's to write.
     b->consumed.store(b->committed.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->cached_read = b->write_pos;
+    b->giving_back.store(false, std::memory_order_relaxed);  // the parent's IO thread was at it
     if (b != tls_buffer) b->abandoned.store(true, std::memory_order_relaxed);
   }
   registry.mutex.unlock();

@@ -4,7 +4,10 @@
 #include <cstring>
 
 #if defined(__linux__)
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 // AddressSanitizer checks bounds only in memory it allocated itself.
@@ -36,6 +39,8 @@ char* map_lazy(std::size_t bytes) noexcept { return map_populated(bytes); }
 
 void populate(char*, std::size_t) noexcept {}
 
+bool discard(char*, std::size_t) noexcept { return false; }
+
 #else
 
 char* map_populated(std::size_t bytes) noexcept {
@@ -59,6 +64,27 @@ void populate(char* memory, std::size_t bytes) noexcept {
   // Page-aligned: the ring is, and its thread asks in page multiples.
   ::madvise(memory, bytes, MADV_POPULATE_WRITE);
 }
+
+bool discard(char* memory, std::size_t bytes) noexcept { return ::madvise(memory, bytes, MADV_DONTNEED) == 0; }
+
+#endif
+
+#if defined(__linux__) && !defined(TERSE_MALLOC_ONLY)
+
+bool fences_other_threads() noexcept {
+  static const bool registered = ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return registered;
+}
+
+void fence_other_threads() noexcept { ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+
+#else
+
+// Only ring memory from map_lazy() is ever given back, so without it (and
+// under AddressSanitizer) nothing needs the fence.
+bool fences_other_threads() noexcept { return false; }
+
+void fence_other_threads() noexcept {}
 
 #endif
 

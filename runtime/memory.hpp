@@ -23,6 +23,21 @@ char* map_lazy(std::size_t bytes) noexcept;
 // in as they are written.
 void populate(char* memory, std::size_t bytes) noexcept;
 
+// Hands the pages of [memory, memory + bytes) of map_lazy's memory back to
+// the system; they read as zeros, and fault in again, when next touched.
+// False where it cannot (the memory then stays as it is).
+bool discard(char* memory, std::size_t bytes) noexcept;
+
+// The other half of a compiler-only barrier in another thread of the
+// process: once this returns, every other thread has passed a full memory
+// fence (Linux membarrier, private expedited). A thread that pairs a store
+// and a later load this way pays nothing for the fence; the caller of this
+// pays a few microseconds. fences_other_threads() says whether the system
+// offers it (it registers the process on its first call); without it,
+// fence_other_threads() must not be relied on.
+bool fences_other_threads() noexcept;
+void fence_other_threads() noexcept;
+
 // Gives a working buffer its capacity and touches its pages now, on an IO
 // thread as it starts, rather than in the middle of the first busy batches.
 inline void prefault(std::string& buffer, std::size_t bytes) {

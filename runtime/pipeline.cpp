@@ -64,6 +64,7 @@ void Counters::add_to(Stats& s) const {
   s.flight_recorded = flight_recorded.load(std::memory_order_relaxed);
   s.flight_written = flight_written.load(std::memory_order_relaxed);
   s.flight_overwritten = flight_overwritten.load(std::memory_order_relaxed);
+  s.idle_buffers_released = idle_buffers_released.load(std::memory_order_relaxed);
 }
 
 BatchQueue::BatchQueue() {

@@ -103,6 +103,7 @@ struct Counters {
   std::atomic<std::uint64_t> flight_recorded{0};
   std::atomic<std::uint64_t> flight_written{0};
   std::atomic<std::uint64_t> flight_overwritten{0};
+  std::atomic<std::uint64_t> idle_buffers_released{0};
 
   void add_to(Stats& stats) const;
 };

@@ -114,6 +114,13 @@ struct Config {
   // Its memory is taken as the thread fills it: a thread that logs a few
   // records holds a few pages, a busy one all of it.
   std::size_t thread_buffer_bytes = std::size_t{1} << 20;
+  // A thread that has logged nothing for this long gives its buffer's
+  // memory back to the system (all but the buffer's bookkeeping), once its
+  // records are written; the buffer takes its pages again as the thread
+  // logs again, as a new one does. Zero: a buffer keeps what it took until
+  // its thread exits. Threads that called preallocate() keep theirs.
+  // Needs Linux's membarrier (4.14); elsewhere buffers keep their memory.
+  std::chrono::milliseconds release_idle_after{1000};
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;  // start a new file past this size
   bool roll_daily = true;                               // and at local midnight
   // Retention, checked at start and at every roll over all of this name's
@@ -240,6 +247,7 @@ struct ThreadStats {
   std::size_t buffer_bytes = 0;
   std::size_t highest_fill = 0;  // the most bytes ever waiting in its buffer
   std::uint64_t dropped = 0;
+  std::uint64_t times_released = 0;  // its buffer's memory given back while it was idle
 };
 
 // Gives the calling thread its buffer now rather than in its first logging
@@ -277,7 +285,9 @@ struct Stats {
   std::uint64_t flight_recorded = 0;     // records kept in memory instead of the file
   std::uint64_t flight_written = 0;      // of those, written by a trigger or a crash
   std::uint64_t flight_overwritten = 0;  // given way to later ones before any trigger
-  std::vector<ThreadStats> threads;      // threads with a buffer, live or not yet drained
+  // Buffers of idle threads whose memory was given back (Config::release_idle_after).
+  std::uint64_t idle_buffers_released = 0;
+  std::vector<ThreadStats> threads;  // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
 Stats stats();
@@ -463,6 +473,7 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
     }
   }
   std::size_t stride = ring_stride(args_size);
+  buffer->begin_record();
   char* out = buffer->try_reserve(stride);
   if (__builtin_expect(out == nullptr, 0)) {
     out = reserve_slow(*buffer, stride);
@@ -471,7 +482,6 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
       return false;
     }
   }
-  buffer->begin_record();
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;

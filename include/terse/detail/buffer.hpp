@@ -45,12 +45,18 @@ struct ThreadBuffer {
   // How far the producer writes before it looks at the consumer again: the
   // end of the room it last saw, or sooner, where the ring passes a quarter
   // full and a sleeping IO thread should be told (set by look_for_room()).
-  std::uint64_t look_again_at = 0;
+  // The IO thread sets it to 0 to send the next call to look_for_room()
+  // before it gives the ring's pages back (give_back_quiet_buffers()).
+  std::atomic<std::uint64_t> look_again_at{0};
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
-  // The ring's first bytes whose pages are mapped; the rest is mapped in
-  // steps as the thread first gets there (look_for_room).
-  std::uint64_t mapped = 0;
+  // The positions [mapped_from, mapped_until) have their pages mapped, and
+  // the ring's pages past them are mapped in steps as the thread first gets
+  // there (look_for_room); kAllMapped once the whole ring is.
+  static constexpr std::uint64_t kAllMapped = ~std::uint64_t{0};
+  std::uint64_t mapped_from = 0;
+  std::uint64_t mapped_until = 0;
+  std::uint32_t given_back_seen = 0;  // `given_back` when the producer last looked
   // Records the drop policy discarded, written by this thread alone and
   // reported into the log by the IO thread.
   std::atomic<std::uint64_t> dropped{0};
@@ -64,6 +70,11 @@ struct ThreadBuffer {
   // `dropped` when the running logger started: a thread's buffer outlives
   // stop() and start(), terse::stats() counts from start().
   std::uint64_t dropped_before_start = 0;
+  // How long the thread has been quiet, as the IO thread saw it: the commit
+  // position and when it last changed, in steady-clock nanoseconds.
+  std::uint64_t quiet_committed = 0;
+  std::int64_t quiet_since_ns = 0;
+  std::uint64_t given_back_at = 0;  // the commit position at the last give-back
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
@@ -73,18 +84,28 @@ struct ThreadBuffer {
   std::atomic<std::uint32_t> room_epoch{0};
   // The consumer position the waiting producer is woken at (see reserve_slow).
   std::atomic<std::uint64_t> wake_at_consumed{0};
+  // Set while the IO thread gives the ring's pages back; `given_back`
+  // counts the times it did. A call that finds it set waits for it to clear.
+  std::atomic<bool> giving_back{false};
+  std::atomic<std::uint32_t> given_back{0};
+  // terse::preallocate(): all of the ring stays mapped, quiet or not.
+  bool keep_mapped = false;
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
 
   // Room for `size` contiguous bytes (size already a multiple of 8), or
-  // nullptr when the ring is full. Nothing is visible until commit().
+  // nullptr when the ring is full. Nothing is visible until commit(). Only
+  // between begin_record() and commit() (or end_call()).
   char* try_reserve(std::size_t size) noexcept {
     std::uint64_t pos = write_pos;
     std::uint64_t offset = pos & (capacity - 1);
     std::uint64_t to_end = capacity - offset;
     std::uint64_t needed = size <= to_end ? size : to_end + size;
-    if (pos + needed > look_again_at && !look_for_room(pos + needed)) return nullptr;
+    // A compiler barrier is enough here: the IO thread's membarrier() puts
+    // a full fence on this thread wherever it runs (give_back_quiet_buffers).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (pos + needed > look_again_at.load(std::memory_order_relaxed) && !look_for_room(pos + needed)) return nullptr;
     if (size > to_end) {
       std::uint32_t marker = kRingWrapMarker;
       std::memcpy(data + offset, &marker, sizeof marker);
@@ -100,9 +121,13 @@ struct ThreadBuffer {
   // ring's next pages on its first pass, and says whether the ring has room
   // up to `end`.
   bool look_for_room(std::uint64_t end) noexcept;
+  void map_positions(std::uint64_t from, std::uint64_t to) noexcept;
 
-  // Opens the window between taking a record's timestamp and committing it.
+  // Opens a call's window, before its room check: the IO thread neither
+  // writes anything later than the thread's previous timestamp nor gives
+  // the ring's pages back until commit() or end_call() closes it.
   void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
+  void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_release); }
 
   void commit(std::uint64_t ticks) noexcept {
     last_ticks = ticks;
@@ -116,7 +141,7 @@ constinit inline thread_local ThreadBuffer* tls_buffer = nullptr;
 // Slow paths, out of line so that each call site stays small.
 ThreadBuffer* create_thread_buffer();
 // Called when try_reserve failed: waits (block policy) or counts a drop
-// (drop policy, returns nullptr).
+// (drop policy, returns nullptr with the call's window closed).
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept;
 // The largest record a ring accepts: half of it, so that a record that
 // must wrap still fits once the ring has drained.

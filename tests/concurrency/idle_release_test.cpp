@@ -1,0 +1,196 @@
+// Config::release_idle_after: the IO thread gives the memory of an idle
+// thread's buffer back to the system while the thread lives on. The buffer
+// must then take its pages again as its thread logs, and a call that begins
+// while the memory is being given back must lose nothing.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string payload(std::uint64_t n) { return std::string(100 + n % 50, static_cast<char>('a' + n % 26)); }
+
+std::string message(std::size_t thread, std::uint64_t n) {
+  return fmt::format("thread {} record {} {}", thread, n, payload(n));
+}
+
+void log_records(std::size_t thread, std::uint64_t from, std::uint64_t to) {
+  for (std::uint64_t n = from; n < to; ++n) TERSE_INFO("thread {} record {} {}", thread, n, payload(n));
+}
+
+// Each thread's records, whole and in order, as fmt::format prints them.
+void require_every_record(const Decoded& decoded, const std::vector<std::uint64_t>& per_thread) {
+  INFO(decoded.problems.size() << " problems");
+  REQUIRE(decoded.intact());
+  std::map<std::size_t, std::vector<std::string>> by_thread;
+  for (const Line& line : decoded.lines) {
+    REQUIRE(!line.dropped);
+    std::size_t thread = std::stoul(line.message.substr(std::string("thread ").size()));
+    by_thread[thread].push_back(line.message);
+  }
+  REQUIRE(by_thread.size() == per_thread.size());
+  for (std::size_t t = 0; t < per_thread.size(); ++t) {
+    INFO("thread " << t);
+    const auto& got = by_thread[t];
+    REQUIRE(got.size() == per_thread[t]);
+    for (std::uint64_t n = 0; n < per_thread[t]; ++n) REQUIRE(got[n] == message(t, n));
+  }
+}
+
+std::uint64_t released_so_far() { return terse::stats().idle_buffers_released; }
+
+// A value whose copy into the record takes long: its codec runs inside the
+// call, once to measure the record and once to write it.
+struct SlowToCopy {
+  std::uint64_t value;
+};
+thread_local unsigned slow_fields_calls = 0;
+
+}  // namespace
+
+template <>
+struct terse::codec<SlowToCopy> {
+  static constexpr std::string_view format = "{}";
+  static auto fields(const SlowToCopy& slow) {
+    if (++slow_fields_calls % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // writing
+    return std::tuple(slow.value);
+  }
+};
+
+TEST_CASE("an idle thread's buffer memory goes back to the system, and the thread logs on as before",
+          "[concurrency]") {
+  constexpr std::size_t kThreads = 4;
+  constexpr std::size_t kRingBytes = std::size_t{4} << 20;
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = kRingBytes;
+  config.release_idle_after = 50ms;
+  terse::start(config);
+  // Each thread passes its whole ring more than once, so all of it is mapped.
+  const std::uint64_t first_part = 2 * kRingBytes / 160;
+  const std::uint64_t second_part = first_part + 1000;
+  std::atomic<std::size_t> threads_idle{0};
+  std::atomic<bool> log_again{false};
+  std::vector<std::uint64_t> os_ids(kThreads);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      os_ids[t] = static_cast<std::uint64_t>(::gettid());
+      log_records(t, 0, first_part);
+      threads_idle.fetch_add(1);
+      while (!log_again.load()) std::this_thread::sleep_for(1ms);
+      log_records(t, first_part, second_part);
+    });
+  }
+  while (threads_idle.load() < kThreads) std::this_thread::sleep_for(1ms);
+  terse::flush();
+  const std::uint64_t resident_while_full = resident_bytes();
+  auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (released_so_far() < kThreads && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(10ms);
+  const terse::Stats stats = terse::stats();
+  const std::uint64_t resident_after = resident_bytes();
+  CHECK(stats.idle_buffers_released == kThreads);
+  for (const auto& thread : stats.threads) {
+    if (std::find(os_ids.begin(), os_ids.end(), thread.os_tid) != os_ids.end()) CHECK(thread.times_released == 1);
+  }
+  // At least half of the rings' memory is gone from the process (the rest
+  // of the process may have grown meanwhile: the decoder's buffers, a
+  // sanitizer's own).
+  INFO("resident " << resident_while_full << " then " << resident_after);
+  CHECK(resident_while_full > resident_after);
+  CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= kThreads * kRingBytes / 2);
+
+  log_again.store(true);
+  for (auto& thread : threads) thread.join();
+  terse::stop();
+  require_every_record(decode_dir(dir.path()), std::vector<std::uint64_t>(kThreads, second_part));
+}
+
+TEST_CASE("calls that begin while their buffer's memory is given back lose nothing", "[concurrency]") {
+  // Threads log bursts and pause for about as long as they take to count as
+  // idle, so that some bursts begin while the IO thread gives their memory
+  // back, some just before and some just after.
+  constexpr std::size_t kThreads = 4;
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 256 * 1024;
+  config.release_idle_after = 1ms;
+  terse::start(config);
+  const std::uint64_t per_thread = scaled(60'000, 6'000);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(static_cast<unsigned>(t) + 1);
+      std::uniform_int_distribution<std::uint64_t> burst(150, 1500);  // past the ring's faulted part
+      std::uniform_int_distribution<int> pause_us(0, 3000);
+      for (std::uint64_t n = 0; n < per_thread;) {
+        std::uint64_t to = std::min(per_thread, n + burst(random));
+        log_records(t, n, to);
+        n = to;
+        std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const std::uint64_t released = released_so_far();
+  terse::stop();
+  CHECK(released > 0);
+  require_every_record(decode_dir(dir.path()), std::vector<std::uint64_t>(kThreads, per_thread));
+}
+
+TEST_CASE("a call that stays long in the middle of its record keeps its buffer's memory", "[concurrency]") {
+  // Its thread commits nothing for longer than it takes to count as idle,
+  // while it writes into its ring: that memory must stay.
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 256 * 1024;
+  config.release_idle_after = 1ms;
+  terse::start(config);
+  constexpr std::uint64_t kRounds = 5;
+  std::vector<std::string> expected;
+  std::thread([&] {
+    for (std::uint64_t round = 0; round < kRounds; ++round) {
+      log_records(0, round * 300, round * 300 + 300);  // past the ring's faulted part
+      TERSE_INFO("slow {}", SlowToCopy{round});
+    }
+  }).join();
+  terse::stop();
+  const Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  std::size_t at = 0;
+  for (std::uint64_t round = 0; round < kRounds; ++round) {
+    for (std::uint64_t n = round * 300; n < round * 300 + 300; ++n, ++at) {
+      REQUIRE(at < decoded.lines.size());
+      REQUIRE(decoded.lines[at].message == message(0, n));
+    }
+    REQUIRE(at < decoded.lines.size());
+    REQUIRE(decoded.lines[at++].message == fmt::format("slow {}", round));
+  }
+  CHECK(at == decoded.lines.size());
+}
