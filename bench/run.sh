@@ -334,6 +334,14 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
         printf "| %d | %d | %.2f | %.1f | %.1f |\n", k[3], k[4], secs[keys[i]], peak[keys[i]] / 1024, after[keys[i]] / 1024
       }
       print ""
+      for (i = 1; i <= n; i++) {
+        split(keys[i], k, ",")
+        if (k[1] != "quiet") continue
+        printf "Quiet: %d threads log %d records each, then stay alive without logging: peak RSS %.1f MiB, %.1f MiB\n", \
+          k[3], k[4], peak[keys[i]] / 1024, after[keys[i]] / 1024
+        print "2 s later (`Config::release_idle_after` is 1 s), the threads still alive."
+        print ""
+      }
     }' "$raw/threads.csv"
 
   awk -F, '

@@ -6,6 +6,8 @@
 //   many:  N threads alive at once, each logging M records, then flushed:
 //          the process's peak RSS, and its RSS once the threads have exited
 //          (what terse gives back).
+//   quiet: the same, but RSS measured while the threads live on without
+//          logging, past Config::release_idle_after (what idle threads give back).
 //
 //   terse_bench_threads [--csv FILE]
 //
@@ -96,8 +98,10 @@ Outcome churn(bool log) {
 }
 
 // N threads alive together, each logging M records; all of them exist
-// before any exits, so the peak holds every thread's buffer at once.
-Outcome many(int threads, std::uint64_t per_thread) {
+// before any exits, so the peak holds every thread's buffer at once. With
+// `stay_idle`, RSS is taken while they are still alive, idle for longer
+// than Config::release_idle_after.
+Outcome many(int threads, std::uint64_t per_thread, bool stay_idle) {
   std::int64_t t0 = bench::monotonic_ns();
   bench::StartLine all_logged(threads);
   std::vector<std::thread> pool;
@@ -113,10 +117,15 @@ Outcome many(int threads, std::uint64_t per_thread) {
   all_logged.wait_all_ready();
   all_logged.release();
   terse::flush();
+  Outcome out;
+  if (stay_idle) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    out.rss_after_kib = current_rss_kib();
+  }
   leave.store(true, std::memory_order_release);
   for (auto& t : pool) t.join();
-  Outcome out;
   out.seconds = static_cast<double>(bench::monotonic_ns() - t0) * 1e-9;
+  if (stay_idle) return out;
   // The IO thread frees an exited thread's buffer on its next pass.
   terse::flush();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -137,7 +146,7 @@ int child_main(const std::string& run, const std::string& logger, int threads, s
   if (run == "churn")
     out = churn(log);
   else
-    out = many(threads, per_thread);
+    out = many(threads, per_thread, run == "quiet");
   if (log) terse::stop();
   std::printf("threads,%s,%s,%d,%" PRIu64 ",%.4f,%ld,%ld,%.0f,%.0f\n", run.c_str(), logger.c_str(), threads, per_thread,
               out.seconds, bench::peak_rss_kib(), out.rss_after_kib, out.first_call_ns, out.later_call_ns);
@@ -168,6 +177,7 @@ int main(int argc, char** argv) {
   const Job jobs[] = {
       {"churn", "none", kChurnThreads, 1}, {"churn", "terse", kChurnThreads, 1}, {"many", "terse", 1, 100},
       {"many", "terse", 200, 100},         {"many", "terse", 50, 100'000},       {"many", "terse", 200, 100'000},
+      {"quiet", "terse", 200, 100'000},
   };
   std::FILE* csv = nullptr;
   if (!csv_path.empty() && (csv = std::fopen(csv_path.c_str(), "w")) == nullptr) {

@@ -188,6 +188,11 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // on its first pass rather than a page fault every 4 KiB of it. A ring
 // given back while its thread was quiet starts over from where it is.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
+  // What takes long here (mapping pages waits for the process's mapping
+  // lock) comes before the call's timestamp: other threads' later records
+  // need not wait for it.
+  std::uint64_t window = in_call_since.load(std::memory_order_relaxed);
+  in_call_since.store(kInCallUntimed, std::memory_order_relaxed);
   if (giving_back.load(std::memory_order_acquire)) {
     // The IO thread is discarding the pages this call would write to; it
     // takes microseconds.
@@ -226,6 +231,7 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
     if (mapped_until != kAllMapped) look_again = std::min(look_again, mapped_until);
   }
   look_again_at.store(look_again, std::memory_order_relaxed);
+  in_call_since.store(window, std::memory_order_relaxed);
   return fill <= capacity;
 }
 

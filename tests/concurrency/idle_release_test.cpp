@@ -26,6 +26,16 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// ThreadSanitizer keeps what it knew of the pages, so the memory given back
+// does not show in the process's resident size.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kResidentSizeShowsRelease = false;
+#elif defined(__has_feature)
+constexpr bool kResidentSizeShowsRelease = !__has_feature(thread_sanitizer);
+#else
+constexpr bool kResidentSizeShowsRelease = true;
+#endif
+
 std::uint64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size = 0, resident = 0;
@@ -63,6 +73,12 @@ void require_every_record(const Decoded& decoded, const std::vector<std::uint64_
 }
 
 std::uint64_t released_so_far() { return terse::stats().idle_buffers_released; }
+
+std::uint64_t times_released(std::uint64_t os_tid) {
+  for (const auto& thread : terse::stats().threads)
+    if (thread.os_tid == os_tid) return thread.times_released;
+  return 0;
+}
 
 // A value whose copy into the record takes long: its codec runs inside the
 // call, once to measure the record and once to write it.
@@ -123,8 +139,10 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   // of the process may have grown meanwhile: the decoder's buffers, a
   // sanitizer's own).
   INFO("resident " << resident_while_full << " then " << resident_after);
-  CHECK(resident_while_full > resident_after);
-  CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= kThreads * kRingBytes / 2);
+  if (kResidentSizeShowsRelease) {
+    CHECK(resident_while_full > resident_after);
+    CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= kThreads * kRingBytes / 2);
+  }
 
   log_again.store(true);
   for (auto& thread : threads) thread.join();
@@ -135,7 +153,8 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
 TEST_CASE("calls that begin while their buffer's memory is given back lose nothing", "[concurrency]") {
   // Threads log bursts and pause for about as long as they take to count as
   // idle, so that some bursts begin while the IO thread gives their memory
-  // back, some just before and some just after.
+  // back, some just before and some just after; every third pause lasts
+  // until the thread's memory has been given back.
   constexpr std::size_t kThreads = 4;
   TempDir dir;
   auto config = test_config(dir.path());
@@ -149,11 +168,19 @@ TEST_CASE("calls that begin while their buffer's memory is given back lose nothi
       std::mt19937 random(static_cast<unsigned>(t) + 1);
       std::uniform_int_distribution<std::uint64_t> burst(150, 1500);  // past the ring's faulted part
       std::uniform_int_distribution<int> pause_us(0, 3000);
-      for (std::uint64_t n = 0; n < per_thread;) {
+      const auto os_tid = static_cast<std::uint64_t>(::gettid());
+      for (std::uint64_t n = 0, bursts = 0; n < per_thread; ++bursts) {
         std::uint64_t to = std::min(per_thread, n + burst(random));
         log_records(t, n, to);
         n = to;
-        std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+        if (bursts % 3 == 0) {
+          const std::uint64_t before = times_released(os_tid);
+          auto give_up = std::chrono::steady_clock::now() + 2s;
+          while (times_released(os_tid) == before && std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random) / 10));
+        } else {
+          std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+        }
       }
     });
   }

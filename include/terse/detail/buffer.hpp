@@ -27,6 +27,9 @@ constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
 }
 
 inline constexpr std::uint64_t kNotInCall = ~std::uint64_t{0};
+// In a call that has no timestamp yet and may take a while to get one (it
+// maps pages or waits): holds no record back, and keeps the ring's memory.
+inline constexpr std::uint64_t kInCallUntimed = kNotInCall - 1;
 
 // A single-producer single-consumer byte ring owned by one logging thread
 // and drained by the IO thread. The producer touches only its own cache
