@@ -22,6 +22,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <fstream>
+#include <latch>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -103,19 +104,18 @@ Outcome churn(bool log) {
 // than Config::release_idle_after.
 Outcome many(int threads, std::uint64_t per_thread, bool stay_idle) {
   std::int64_t t0 = bench::monotonic_ns();
-  bench::StartLine all_logged(threads);
+  std::latch all_logged(threads);
   std::vector<std::thread> pool;
   std::atomic<bool> leave{false};
   for (int p = 0; p < threads; ++p) {
     pool.emplace_back([&, p] {
       std::uint64_t first = static_cast<std::uint64_t>(p) * per_thread;
       for (std::uint64_t n = first; n < first + per_thread; ++n) log_one(n);
-      all_logged.arrive_and_wait();
-      while (!leave.load(std::memory_order_acquire)) sched_yield();
+      all_logged.count_down();
+      leave.wait(false, std::memory_order_acquire);  // blocked, as an idle thread of a pool is
     });
   }
-  all_logged.wait_all_ready();
-  all_logged.release();
+  all_logged.wait();
   terse::flush();
   Outcome out;
   if (stay_idle) {
@@ -123,6 +123,7 @@ Outcome many(int threads, std::uint64_t per_thread, bool stay_idle) {
     out.rss_after_kib = current_rss_kib();
   }
   leave.store(true, std::memory_order_release);
+  leave.notify_all();
   for (auto& t : pool) t.join();
   out.seconds = static_cast<double>(bench::monotonic_ns() - t0) * 1e-9;
   if (stay_idle) return out;

@@ -55,7 +55,7 @@ struct BufferReleaser {
     if (ThreadBuffer* buffer = tls_buffer) {
       tls_buffer = nullptr;
       buffer->abandoned.store(true, std::memory_order_release);
-      wake_io_thread();
+      nudge_io_thread();
     }
   }
   bool exiting = false;
