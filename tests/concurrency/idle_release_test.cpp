@@ -98,8 +98,7 @@ struct terse::codec<SlowToCopy> {
   }
 };
 
-TEST_CASE("an idle thread's buffer memory goes back to the system, and the thread logs on as before",
-          "[concurrency]") {
+TEST_CASE("an idle thread's buffer memory goes back to the system, and the thread logs on as before", "[concurrency]") {
   constexpr std::size_t kThreads = 4;
   constexpr std::size_t kRingBytes = std::size_t{4} << 20;
   TempDir dir;
@@ -127,8 +126,7 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   terse::flush();
   const std::uint64_t resident_while_full = resident_bytes();
   auto give_up = std::chrono::steady_clock::now() + 20s;
-  while (released_so_far() < kThreads && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(10ms);
+  while (released_so_far() < kThreads && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(10ms);
   const terse::Stats stats = terse::stats();
   const std::uint64_t resident_after = resident_bytes();
   CHECK(stats.idle_buffers_released == kThreads);
