@@ -255,8 +255,9 @@ struct ThreadStats {
 // record that much later, and has all of it (Config::thread_buffer_bytes)
 // mapped now rather than page by page as the thread first fills it. For
 // threads that must not stall even once, such as a trading or audio thread,
-// at their start. Does nothing before start() or when the thread already
-// has one.
+// at their start; such a thread keeps all of it while it is idle too
+// (Config::release_idle_after). Does nothing before start() or when the
+// thread already has one.
 void preallocate() noexcept;
 
 // What the logger has done since start(); counters are exact once flush()
