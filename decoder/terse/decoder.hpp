@@ -402,6 +402,10 @@ class LinePattern {
  private:
   void append_line(std::string& out, const Record& record, const TimeStyle& style,
                    const std::string_view* message) const;
+  // Most lines: written without fmt when no field has a spec; false when
+  // the record needs append_line's general path.
+  bool append_plain_line(std::string& out, const Record& record, const TimeStyle& style,
+                         const std::string_view* message) const;
 
   enum class Field : std::uint8_t { literal, time, level, thread, file, line, message, context };
   struct Piece {
@@ -411,6 +415,14 @@ class LinePattern {
   std::vector<Piece> pieces_;
   // Without a {context} field the fields follow the message: " {request_id=42}".
   bool has_context_field_ = false;
+  // No field has a spec and none is {context}: append_plain_line applies.
+  bool plain_ = false;
+  // What a plain line needs room for: the fields of known size, and how
+  // often each field of a record's own size appears.
+  std::size_t fixed_room_ = 0;
+  struct {
+    std::size_t time = 0, file = 0, message = 0;
+  } count_;
 };
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";
