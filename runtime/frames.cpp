@@ -106,6 +106,8 @@ FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
 void FrameEncoder::prepare(std::size_t bytes) {
   prefault(scratch_, ZSTD_compressBound(bytes));
   prefault(numbered_, bytes + 64);
+  prefault(rows_, bytes);
+  prefault(ticks_, bytes / 8);
 }
 
 // The payload with the frame's number where its type carries one (FORMAT.md
@@ -142,7 +144,45 @@ std::string_view FrameEncoder::numbered(schema::FrameType type, std::string_view
 }
 
 void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::string_view unnumbered, int level) {
-  std::string_view payload = numbered(type, unnumbered);
+  append_stored(out, type, numbered(type, unnumbered), level);
+}
+
+void FrameEncoder::append_records(std::string& out, schema::FrameType type, std::string_view rows, int level) {
+  auto columnar = type == schema::FrameType::flight ? schema::FrameType::flight_columnar
+                                                     : schema::FrameType::records_columnar;
+  wire::Reader r(rows);
+  std::uint64_t base;
+  if (!r.le(base)) return append_frame(out, type, rows, level);
+  ticks_.clear();
+  rows_.clear();
+  // FORMAT.md §3.1: the frame number is the first row, at the frame's base.
+  std::uint64_t number = next_number_;
+  std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
+  wire::put_varint(args, number);
+  wire::put_varint(ticks_, 0);
+  wire::put_varint(rows_, schema::kControlSiteId);
+  wire::put_varint(rows_, 0);  // thread index: the writer's
+  wire::put_bytes(rows_, args);
+  while (!r.empty()) {
+    std::uint64_t site_id, thread_index, delta;
+    std::string_view row_args;
+    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) ||
+        !r.length_prefixed(row_args, r.remaining()))
+      return append_frame(out, type, rows, level);
+    wire::put_varint(ticks_, delta);  // zigzagged already, as in the row
+    wire::put_varint(rows_, site_id);
+    wire::put_varint(rows_, thread_index);
+    wire::put_bytes(rows_, row_args);
+  }
+  ++next_number_;
+  numbered_.clear();
+  wire::put_le<std::uint64_t>(numbered_, base);
+  wire::put_bytes(numbered_, ticks_);
+  numbered_.append(rows_);
+  append_stored(out, columnar, numbered_, level);
+}
+
+void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level) {
   schema::FrameHeader header;
   header.type = static_cast<std::uint8_t>(type);
   std::string_view stored = payload;

@@ -25,6 +25,12 @@ class FrameEncoder {
   // `level` 0 stores the payload as it is; so does any level when
   // compressing would not make it smaller.
   void append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level);
+  // A records payload as the batches hold it (FORMAT.md §7: each row with its
+  // tick delta) written as a columnar frame (§7.4) of the records or flight
+  // kind: zstd finds the rows' repeats once the irregular ticks are out of
+  // them. `rows` that do not parse are written as they are, in a frame of
+  // `type`.
+  void append_records(std::string& out, schema::FrameType type, std::string_view rows, int level);
   // Dictionary entries, in as many frames as keep each far below the
   // reader's frame limit.
   void append_dictionary(std::string& out, std::string_view entries, int level);
@@ -43,6 +49,7 @@ class FrameEncoder {
 
  private:
   std::string_view numbered(schema::FrameType type, std::string_view payload);
+  void append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level);
 
   ZSTD_CCtx* cctx_;
   std::string scratch_;
@@ -50,6 +57,8 @@ class FrameEncoder {
   // writing the same NAME at the same time, or of an earlier run with this pid.
   std::uint64_t run_id_;
   std::string numbered_;
+  std::string ticks_;  // the tick column being built
+  std::string rows_;   // the rows without their ticks
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
 };

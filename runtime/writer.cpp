@@ -120,13 +120,13 @@ bool Writer::write_batch(const Batch& batch) {
   if (whole_dictionary) {
     frames_.append_dictionary(out_, dictionary_, level);
     // The lost batches may have opened contexts too.
-    if (!open_contexts_.empty()) frames_.append_frame(out_, schema::FrameType::records, open_contexts_, level);
+    if (!open_contexts_.empty()) frames_.append_records(out_, schema::FrameType::records, open_contexts_, level);
   } else if (!batch.dictionary.empty() && !fresh) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
   std::string_view records = intern_strings(batch, level);
   if (batch.record_count > 0)
-    frames_.append_frame(out_, batch.flight ? schema::FrameType::flight : schema::FrameType::records, records, level);
+    frames_.append_records(out_, batch.flight ? schema::FrameType::flight : schema::FrameType::records, records, level);
   if (!append_to_file(out_)) {
     interner_.discard();
     return false;
@@ -259,7 +259,7 @@ void Writer::write_recovered() {
     wire::put_varint(payload, 0);
     wire::put_bytes(payload, args);
     out_.clear();
-    frames_.append_frame(out_, schema::FrameType::records, payload, 0);
+    frames_.append_records(out_, schema::FrameType::records, payload, 0);
     if (append_to_file(out_)) {
       note += "; " + std::to_string(lost_records_) + " records logged in the meantime are lost, as the log now says";
       lost_records_ = 0;
@@ -303,7 +303,7 @@ bool Writer::write_file_start() {
   frames_.append_file_start(out_, file_sequence_, calibration_written_);
   frames_.append_dictionary(out_, dictionary_, config_.compression_level);
   if (!open_contexts_.empty())
-    frames_.append_frame(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
+    frames_.append_records(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
 }
 
