@@ -824,8 +824,8 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     return true;
   }
   if (cursor_columnar && !tick_cursor.empty()) {
-    damage(cursor_frame, "records frame's tick column holds more ticks than its " + std::to_string(cursor_index) +
-                             " records");
+    damage(cursor_frame,
+           "records frame's tick column holds more ticks than its " + std::to_string(cursor_index) + " records");
     tick_cursor = wire::Reader(nullptr, 0);
   }
   return false;

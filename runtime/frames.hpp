@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
+#include <terse/delta.hpp>
 #include <terse/schema.hpp>
 
 #include "clock.hpp"
@@ -61,6 +64,47 @@ class FrameEncoder {
   std::string rows_;   // the rows without their ticks
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
+};
+
+// The records payloads (FORMAT.md §7) of consecutive batches joined into one,
+// as if the collector had put them all into one batch: the writer interns a
+// batch of repeated 4 KiB strings down to a few KiB, and one frame per such
+// batch would pay zstd's cost of starting over hundreds of times per MiB.
+// Each payload's tick deltas and argument deltas (§7.1) start again at its
+// own frame's base; joined, the first tick of a payload and the first record
+// of each site in it are coded against what came before. A payload is taken
+// in two steps, so that one whose frames did not reach the file is given back.
+class RecordsJoin {
+ public:
+  bool empty() const { return payload_.empty(); }
+  std::size_t size() const { return payload_.size(); }
+  std::string_view payload() const { return payload_; }
+  // Appends `records`; false (nothing taken) when a record cannot be
+  // re-coded, which the collector's own bytes never are.
+  bool add(std::string_view records);
+  // The last add() is kept, or given back.
+  void keep();
+  void give_back();
+  void clear();
+
+ private:
+  struct SiteChain {
+    explicit SiteChain(const std::vector<std::uint8_t>& tags) : plan(tags.data(), tags.size()) {}
+    wire::DeltaPlan plan;
+    std::vector<std::uint64_t> last;     // the joined frame's last values; empty before its first record
+    std::vector<std::uint64_t> pending;  // the same after the payload being added
+    std::uint64_t added = 0;             // the add() that last met the site
+  };
+  SiteChain* chain(std::uint32_t site_id);
+
+  std::string payload_;
+  std::size_t kept_size_ = 0;
+  std::uint64_t last_ticks_ = 0;
+  std::uint64_t pending_ticks_ = 0;
+  std::uint64_t adds_ = 0;
+  std::unordered_map<std::uint32_t, SiteChain> chains_;
+  std::vector<std::uint32_t> met_;  // sites the payload being added holds
+  std::string args_;
 };
 
 }  // namespace terse::detail

@@ -26,11 +26,11 @@ inline constexpr std::size_t kFrameHeaderCrcOffset = 20;
 inline constexpr std::uint32_t kMaxFrameRawSize = 64u << 20;
 
 enum class FrameType : std::uint8_t {
-  info = 1,         // FORMAT.md §4
-  calibration = 2,  // FORMAT.md §5
-  dictionary = 3,   // FORMAT.md §6
-  records = 4,      // FORMAT.md §7
-  flight = 5,       // FORMAT.md §7.2 (1.5): records kept by the flight recorder
+  info = 1,              // FORMAT.md §4
+  calibration = 2,       // FORMAT.md §5
+  dictionary = 3,        // FORMAT.md §6
+  records = 4,           // FORMAT.md §7
+  flight = 5,            // FORMAT.md §7.2 (1.5): records kept by the flight recorder
   records_columnar = 6,  // FORMAT.md §7.4 (2.0): the ticks of a records frame as one column
   flight_columnar = 7,   // FORMAT.md §7.4 (2.0): the same for a flight frame
 };

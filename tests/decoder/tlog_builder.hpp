@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <map>
-#include <functional>
 #include <optional>
 #include <set>
 #include <string>
