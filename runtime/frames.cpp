@@ -149,8 +149,8 @@ void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::s
 }
 
 void FrameEncoder::append_records(std::string& out, schema::FrameType type, std::string_view rows, int level) {
-  auto columnar = type == schema::FrameType::flight ? schema::FrameType::flight_columnar
-                                                     : schema::FrameType::records_columnar;
+  auto columnar =
+      type == schema::FrameType::flight ? schema::FrameType::flight_columnar : schema::FrameType::records_columnar;
   wire::Reader r(rows);
   std::uint64_t base;
   if (!r.le(base)) return append_frame(out, type, rows, level);

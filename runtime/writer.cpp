@@ -111,9 +111,8 @@ void Writer::absorb(const Batch& batch) {
 bool Writer::write_batch(const Batch& batch) {
   // Whoever waits for this batch waits for what came before it too.
   bool urgent = batch.flush_sequence != 0 || batch.last || requests_.crashing.load(std::memory_order_relaxed);
-  if (!held_.empty() && (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns()) ||
-                         (urgent && batch.record_count == 0)) &&
-      !write_held())
+  if (!held_.empty() &&
+      (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns()) || (urgent && batch.record_count == 0)) && !write_held())
     return false;
   if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
   if (!files_enabled_) {

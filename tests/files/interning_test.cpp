@@ -151,7 +151,8 @@ TEST_CASE("full batches that interning shrank go out joined in fewer frames, eve
                       [](const Line& line) { return line.suppressed == 999; }) == kRecords / 1000 - 1);
   std::size_t frames = 0;
   for (const auto& file : log_files(dir.path()))
-    frames += frames_of_type(read_file(file), static_cast<std::uint8_t>(terse::schema::FrameType::records_columnar)).size();
+    frames +=
+        frames_of_type(read_file(file), static_cast<std::uint8_t>(terse::schema::FrameType::records_columnar)).size();
   INFO(frames << " records frames");
   CHECK(frames < kRecords * 4096 / (1 << 20) / 2);
 }
