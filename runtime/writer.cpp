@@ -143,6 +143,7 @@ bool Writer::write_batch(const Batch& batch) {
   }
   std::string_view records = intern_strings(batch, level);
   bool hold = false;
+  bool was_holding = !held_.empty();
   if (batch.record_count > 0) append_batch_records(batch, records, level, hold);
   if (!append_to_file(out_)) {
     interner_.discard();
@@ -151,7 +152,7 @@ bool Writer::write_batch(const Batch& batch) {
   }
   interner_.confirm();
   if (hold) {
-    if (held_.empty()) held_since_ = std::chrono::steady_clock::now();
+    if (!was_holding) held_since_ = std::chrono::steady_clock::now();
     held_.keep();
   } else {
     held_.clear();
