@@ -187,7 +187,7 @@ bool follow_latency(const std::string& cli, const std::string& source, std::vect
     std::memcpy(&stored, bytes.data() + pos + 8, 4);  // FORMAT.md §3, little-endian like the hosts we run on
     std::size_t end = pos + 24 + stored;
     if (end > bytes.size()) break;
-    if (bytes[pos + 4] == 4) ends.push_back(end);
+    if (bytes[pos + 4] == 4 || bytes[pos + 4] == 6) ends.push_back(end);  // records, of either layout (§7.4)
     pos = end;
   }
   if (ends.size() < 3) return false;

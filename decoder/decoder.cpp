@@ -174,13 +174,18 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
       return std::nullopt;
     }
     case schema::FrameType::records:
-    case schema::FrameType::flight: {
+    case schema::FrameType::flight:
+    case schema::FrameType::records_columnar:
+    case schema::FrameType::flight_columnar: {
       wire::Reader r(payload);
       std::uint64_t site_id, thread_index, delta;
-      std::string_view args;
+      std::string_view args, ticks;
       std::uint8_t kind;
-      if (!r.skip(8) || !r.varint(site_id) || site_id != schema::kControlSiteId || !r.varint(thread_index) ||
-          !r.varint(delta) || !r.length_prefixed(args, payload.size()))
+      // FORMAT.md §7.4: the number's tick delta is in the column ahead of the rows.
+      bool columnar = schema::is_columnar(type);
+      if (!r.skip(8) || (columnar && !r.length_prefixed(ticks, payload.size())) || !r.varint(site_id) ||
+          site_id != schema::kControlSiteId || !r.varint(thread_index) || (!columnar && !r.varint(delta)) ||
+          !r.length_prefixed(args, payload.size()))
         return std::nullopt;
       wire::Reader a(args);
       if (!a.le(kind) || kind != static_cast<std::uint8_t>(schema::ControlKind::frame_number) || !a.varint(number))
@@ -304,11 +309,14 @@ bool StreamDecoder::State::next(Record& record) {
         break;
       case schema::FrameType::records:
       case schema::FrameType::flight:
+      case schema::FrameType::records_columnar:
+      case schema::FrameType::flight_columnar: {
+        Layout layout{schema::holds_flight(type), schema::is_columnar(type)};
         if (resuming && frame.offset != resume_frame) {
           if (frame.offset < resume_frame) {
             // Before the resume point: not even decompressed, unless its
             // contexts are those of the records after it.
-            if (has_context_sites && read_numbered()) scan_contexts(payload, type == schema::FrameType::flight);
+            if (has_context_sites && read_numbered()) scan_contexts(payload, layout);
             break;
           }
           fail_resume(resume_frame, "no records frame starts at the resume position");
@@ -316,24 +324,46 @@ bool StreamDecoder::State::next(Record& record) {
         }
         if (!read_numbered()) break;
         if (handoff) {
-          hand_on(frame.offset, payload, type == schema::FrameType::flight);
+          hand_on(frame.offset, payload, layout);
           break;
         }
-        begin_records(frame.offset, payload, type == schema::FrameType::flight);
+        begin_records(frame.offset, payload, layout);
         break;
+      }
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
-    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::flight)) ++unknown_frames;
+    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::flight_columnar)) ++unknown_frames;
   }
 }
 
+namespace {
+
+// FORMAT.md §7 and §7.4: where a records payload's rows (and, in a columnar
+// one, its tick column) start; false when the payload is too short for them.
+bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,
+                   wire::Reader& rows) {
+  wire::Reader r(payload);
+  std::string_view column;
+  if (!r.le(base_ticks) || (columnar && !r.length_prefixed(column, payload.size()))) return false;
+  ticks = wire::Reader(column);
+  rows = r;
+  return true;
+}
+
+const char* too_short(bool columnar) {
+  return columnar ? "records frame is too short for its tick column" : "records frame is too short";
+}
+
+}  // namespace
+
 // A records payload (FORMAT.md §7) whose records next() walks from now on.
-void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view payload, bool flight) {
+void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view payload, Layout layout) {
+  bool flight = layout.flight;
   if (payload.data() != raw.data()) raw.assign(payload);  // deltas are undone in place: own the bytes
   ++records_frames;
-  cursor = wire::Reader(std::string_view(raw));
-  if (!cursor.le(cursor_ticks)) {
-    damage(offset, "records frame is too short");
+  cursor_columnar = layout.columnar;
+  if (!split_records(raw, layout.columnar, cursor_ticks, tick_cursor, cursor)) {
+    damage(offset, too_short(layout.columnar));
     return;
   }
   if (!clock.calibrated() && !reported_missing_calibration) {
@@ -351,10 +381,13 @@ void StreamDecoder::State::begin_records(std::uint64_t offset, std::string_view 
 // The reading thread's half of begin_records(): what depends on the frames
 // before is settled here, in stream order; the records are walked by the
 // worker that take_handed() the frame.
-void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payload, bool flight) {
+void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payload, Layout layout) {
+  bool flight = layout.flight;
   ++records_frames;
-  if (payload.size() < 8) {
-    damage(offset, "records frame is too short");
+  std::uint64_t base;
+  wire::Reader ticks{nullptr, 0}, rows{nullptr, 0};
+  if (!split_records(payload, layout.columnar, base, ticks, rows)) {
+    damage(offset, too_short(layout.columnar));
     return;
   }
   if (!clock.calibrated() && !reported_missing_calibration) {
@@ -366,6 +399,7 @@ void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payloa
   handed.offset = offset;
   handed.file_offset = reader->file_offset();
   handed.flight = flight;
+  handed.columnar = layout.columnar;
   if (has_context_sites) {
     // The worker applies the frame's pushes and pops (and reports what is
     // wrong with them) itself; the reading thread only needs where they
@@ -373,7 +407,7 @@ void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payloa
     handed.contexts = contexts;
     handed.flight_contexts = flight_contexts;
     quiet = true;
-    scan_contexts(payload, flight);
+    scan_contexts(payload, layout);
     quiet = false;
   }
   handed.payload = payload.data() == raw.data() ? std::move(raw) : std::string(payload);
@@ -385,8 +419,8 @@ void StreamDecoder::State::take_handed(detail::HandedFrame& frame) {
   contexts = std::move(frame.contexts);
   flight_contexts = std::move(frame.flight_contexts);
   ++records_frames;
-  cursor = wire::Reader(std::string_view(raw));
-  cursor.le(cursor_ticks);  // the reading thread checked that it is there
+  cursor_columnar = frame.columnar;
+  split_records(raw, frame.columnar, cursor_ticks, tick_cursor, cursor);  // the reading thread checked it
   cursor_frame = frame.offset;
   cursor_file_offset = frame.file_offset;
   cursor_flight = frame.flight;
@@ -602,15 +636,18 @@ bool StreamDecoder::State::apply_context(std::uint32_t thread, std::string_view 
   return true;
 }
 
-void StreamDecoder::State::scan_contexts(std::string_view payload, bool flight) {
+void StreamDecoder::State::scan_contexts(std::string_view payload, Layout layout) {
+  bool flight = layout.flight;
   begin_run(flight);
-  wire::Reader r(payload);
-  if (!r.skip(8)) return;
+  std::uint64_t base;
+  wire::Reader ticks{nullptr, 0}, r{nullptr, 0};
+  if (!split_records(payload, layout.columnar, base, ticks, r)) return;
   while (!r.empty()) {
     std::uint64_t site_id, thread_index, delta, args_size;
     std::string_view args;
-    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
-        !r.bytes(args_size, args) || thread_index > UINT32_MAX)
+    // A row beyond the tick column is damage (FORMAT.md §7.4), reported when the frame is read.
+    if (!r.varint(site_id) || !r.varint(thread_index) || !(layout.columnar ? ticks.varint(delta) : r.varint(delta)) ||
+        !r.varint(args_size) || !r.bytes(args_size, args) || thread_index > UINT32_MAX)
       return;  // reported if and when the frame is read
     if (site_id == schema::kControlSiteId) apply_context(static_cast<std::uint32_t>(thread_index), args, flight);
   }
@@ -697,10 +734,16 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
   while (!r.empty()) {
     std::uint64_t site_id, thread_index, delta, args_size;
     std::string_view args;
-    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) || !r.varint(args_size) ||
-        !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
+    if (!r.varint(site_id) || !r.varint(thread_index) || (!cursor_columnar && !r.varint(delta)) ||
+        !r.varint(args_size) || !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
       damage(cursor_frame, "records frame is garbled at record " + std::to_string(cursor_index) +
                                "; the rest of the frame is skipped");
+      return false;
+    }
+    // FORMAT.md §7.4: one tick delta per row; the rows it has none for are lost.
+    if (cursor_columnar && !tick_cursor.varint(delta)) {
+      damage(cursor_frame, "records frame's tick column ends before record " + std::to_string(cursor_index) +
+                               " (or is garbled there); the rest of the frame is skipped");
       return false;
     }
     std::uint32_t index = cursor_index++;
@@ -780,6 +823,11 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
     ++summary.records;
     return true;
   }
+  if (cursor_columnar && !tick_cursor.empty()) {
+    damage(cursor_frame,
+           "records frame's tick column holds more ticks than its " + std::to_string(cursor_index) + " records");
+    tick_cursor = wire::Reader(nullptr, 0);
+  }
   return false;
 }
 
@@ -823,14 +871,14 @@ void StreamDecoder::feed_records(std::string_view payload, bool flight) {
   State& s = *state_;
   s.in_records = false;
   if (payload.empty()) return;
-  s.begin_records(s.records_frames, payload, flight);
+  s.begin_records(s.records_frames, payload, State::Layout{flight, false});
 }
 
 void StreamDecoder::replace_contexts(std::string_view pushes) {
   State& s = *state_;
   s.in_records = false;
   s.contexts.clear();
-  if (!pushes.empty()) s.scan_contexts(pushes, false);
+  if (!pushes.empty()) s.scan_contexts(pushes, State::Layout{});
 }
 
 bool StreamDecoder::next(Record& record) { return state_->next(record); }

@@ -164,10 +164,11 @@ std::optional<FrameReader::Event> FrameReader::read_preamble() {
     // A damaged version field must not cost the whole file: the frames
     // carry their own checksums, so read on as the version we know.
     report(offset, "preamble checksum mismatch; reading on as format version " + std::to_string(schema::kVersionMajor));
-  } else if (preamble.version_major != schema::kVersionMajor) {
+  } else if (preamble.version_major < schema::kOldestVersionMajor || preamble.version_major > schema::kVersionMajor) {
     report(offset, "format version " + std::to_string(preamble.version_major) + "." +
                        std::to_string(preamble.version_minor) + " is not supported (this decoder reads " +
-                       std::to_string(schema::kVersionMajor) + ".x); use a newer terse");
+                       std::to_string(schema::kOldestVersionMajor) + ".x to " + std::to_string(schema::kVersionMajor) +
+                       ".x); use a newer terse");
     return Event::end;
   }
   file_offset_ = offset;

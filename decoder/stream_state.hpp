@@ -51,6 +51,7 @@ struct HandedFrame {
   std::uint64_t offset = 0;       // of the frame header
   std::uint64_t file_offset = 0;  // of the preamble of its file
   bool flight = false;
+  bool columnar = false;  // FORMAT.md §7.4: the payload starts with a tick column
   std::string payload;
   // FORMAT.md §7.3: the contexts open where the frame starts, of the normal
   // stream and of the run of flight frames; both empty when the file
@@ -104,6 +105,14 @@ struct StreamDecoder::State {
   std::uint64_t cursor_ticks = 0;
   std::uint64_t cursor_frame = 0;
   bool cursor_flight = false;  // the frame is a flight frame (FORMAT.md §7.2)
+  // FORMAT.md §7.4: the frame's ticks come from a column ahead of its rows.
+  bool cursor_columnar = false;
+  wire::Reader tick_cursor{nullptr, 0};
+  // What a records payload holds: the frame type's two questions.
+  struct Layout {
+    bool flight = false;
+    bool columnar = false;
+  };
   std::uint32_t cursor_index = 0;
   std::uint64_t cursor_file_offset = 0;  // of the preamble of the frame's file
 
@@ -124,7 +133,7 @@ struct StreamDecoder::State {
   // A context push or pop, applied; false for any other control record.
   bool apply_context(std::uint32_t thread, std::string_view args, bool flight);
   // The pushes and pops of a records payload that is otherwise not read (before a resume point).
-  void scan_contexts(std::string_view payload, bool flight);
+  void scan_contexts(std::string_view payload, Layout layout);
   bool context_matches(std::span<const ContextField> open) const;
   void begin_run(bool flight) {
     if (flight && !last_records_flight) flight_contexts.clear();
@@ -279,12 +288,12 @@ struct StreamDecoder::State {
   // The site a problem being reported says has no dictionary entry (reported
   // once per file, which only the thread putting problems in order can tell).
   std::optional<std::uint32_t> reporting_site;
-  void hand_on(std::uint64_t offset, std::string_view payload, bool flight);
+  void hand_on(std::uint64_t offset, std::string_view payload, Layout layout);
   void take_handed(detail::HandedFrame& frame);
 
   bool next(Record& record);
   bool payload_of(const Frame& frame, std::string_view& out);
-  void begin_records(std::uint64_t offset, std::string_view payload, bool flight);
+  void begin_records(std::uint64_t offset, std::string_view payload, Layout layout);
   void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);

@@ -14,6 +14,7 @@
 
 #include "internal.hpp"
 #include "memory.hpp"
+#include "registry.hpp"
 
 namespace terse::detail {
 namespace {
@@ -106,6 +107,8 @@ FrameEncoder::~FrameEncoder() { ZSTD_freeCCtx(cctx_); }
 void FrameEncoder::prepare(std::size_t bytes) {
   prefault(scratch_, ZSTD_compressBound(bytes));
   prefault(numbered_, bytes + 64);
+  prefault(rows_, bytes);
+  prefault(ticks_, bytes / 8);
 }
 
 // The payload with the frame's number where its type carries one (FORMAT.md
@@ -142,7 +145,45 @@ std::string_view FrameEncoder::numbered(schema::FrameType type, std::string_view
 }
 
 void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::string_view unnumbered, int level) {
-  std::string_view payload = numbered(type, unnumbered);
+  append_stored(out, type, numbered(type, unnumbered), level);
+}
+
+void FrameEncoder::append_records(std::string& out, schema::FrameType type, std::string_view rows, int level) {
+  auto columnar =
+      type == schema::FrameType::flight ? schema::FrameType::flight_columnar : schema::FrameType::records_columnar;
+  wire::Reader r(rows);
+  std::uint64_t base;
+  if (!r.le(base)) return append_frame(out, type, rows, level);
+  ticks_.clear();
+  rows_.clear();
+  // FORMAT.md §3.1: the frame number is the first row, at the frame's base.
+  std::uint64_t number = next_number_;
+  std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
+  wire::put_varint(args, number);
+  wire::put_varint(ticks_, 0);
+  wire::put_varint(rows_, schema::kControlSiteId);
+  wire::put_varint(rows_, 0);  // thread index: the writer's
+  wire::put_bytes(rows_, args);
+  while (!r.empty()) {
+    std::uint64_t site_id, thread_index, delta;
+    std::string_view row_args;
+    if (!r.varint(site_id) || !r.varint(thread_index) || !r.varint(delta) ||
+        !r.length_prefixed(row_args, r.remaining()))
+      return append_frame(out, type, rows, level);
+    wire::put_varint(ticks_, delta);  // zigzagged already, as in the row
+    wire::put_varint(rows_, site_id);
+    wire::put_varint(rows_, thread_index);
+    wire::put_bytes(rows_, row_args);
+  }
+  ++next_number_;
+  numbered_.clear();
+  wire::put_le<std::uint64_t>(numbered_, base);
+  wire::put_bytes(numbered_, ticks_);
+  numbered_.append(rows_);
+  append_stored(out, columnar, numbered_, level);
+}
+
+void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level) {
   schema::FrameHeader header;
   header.type = static_cast<std::uint8_t>(type);
   std::string_view stored = payload;
@@ -196,6 +237,92 @@ void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, c
   next_number_ = 0;
   append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_), 0);
   append_calibration(out, calibration);
+}
+
+RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {
+  auto it = chains_.find(site_id);
+  if (it != chains_.end()) return &it->second;
+  const SiteInfo* site = site_info(site_id);
+  if (site == nullptr) return nullptr;
+  return &chains_.try_emplace(site_id, site->arg_tags).first->second;
+}
+
+bool RecordsJoin::add(std::string_view records) {
+  wire::Reader r(records);
+  std::uint64_t ticks;
+  if (!r.le(ticks)) return false;
+  bool first = payload_.empty();
+  if (first) wire::put_le<std::uint64_t>(payload_, ticks);
+  ++adds_;
+  met_.clear();
+  std::uint64_t previous_ticks = first ? ticks : last_ticks_;
+  BatchRecord record;
+  while (!r.empty()) {
+    if (!next_batch_record(r, record) || record.site_id > UINT32_MAX) {
+      give_back();
+      return false;
+    }
+    ticks += static_cast<std::uint64_t>(wire::unzigzag(record.tick_delta));
+    std::string_view args = record.args;
+    if (record.site_id != schema::kControlSiteId) {
+      SiteChain* c = chain(static_cast<std::uint32_t>(record.site_id));
+      if (c == nullptr || !c->plan.valid()) {
+        give_back();
+        return false;
+      }
+      bool site_first = c->added != adds_;
+      if (site_first) {
+        c->added = adds_;
+        c->pending.assign(c->plan.slots(), 0);
+        met_.push_back(static_cast<std::uint32_t>(record.site_id));
+      }
+      // A rate-limited site's suppressed count is never delta-coded.
+      const SiteInfo* info = site_info(static_cast<std::uint32_t>(record.site_id));
+      std::size_t count = info->limited ? suppressed_count_size(args) : 0;
+      args_.assign(args);
+      auto* bytes = reinterpret_cast<unsigned char*>(args_.data()) + count;
+      // The values, recovered as a reader of this payload alone would.
+      if (!c->plan.apply<wire::Delta::decode>(bytes, args_.size() - count, c->pending.data())) {
+        give_back();
+        return false;
+      }
+      if (site_first && !c->last.empty()) {
+        std::vector<std::uint64_t> before = c->last;
+        c->plan.apply<wire::Delta::encode>(bytes, args_.size() - count, before.data());
+        args = args_;
+      }
+    }
+    wire::put_varint(payload_, record.site_id);
+    wire::put_varint(payload_, record.thread);
+    wire::put_varint(payload_, wire::zigzag(static_cast<std::int64_t>(ticks - previous_ticks)));
+    wire::put_bytes(payload_, args);
+    previous_ticks = ticks;
+  }
+  pending_ticks_ = ticks;
+  return true;
+}
+
+void RecordsJoin::keep() {
+  kept_size_ = payload_.size();
+  last_ticks_ = pending_ticks_;
+  for (std::uint32_t id : met_) {
+    SiteChain& c = chains_.at(id);
+    c.last = c.pending;
+  }
+  met_.clear();
+}
+
+void RecordsJoin::give_back() {
+  payload_.resize(kept_size_);
+  // The sites met keep `added` at this add's count, which no later add has.
+  met_.clear();
+}
+
+void RecordsJoin::clear() {
+  payload_.clear();
+  kept_size_ = 0;
+  chains_.clear();
+  met_.clear();
 }
 
 }  // namespace terse::detail

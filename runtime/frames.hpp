@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
+#include <terse/delta.hpp>
 #include <terse/schema.hpp>
 
 #include "clock.hpp"
@@ -25,6 +28,12 @@ class FrameEncoder {
   // `level` 0 stores the payload as it is; so does any level when
   // compressing would not make it smaller.
   void append_frame(std::string& out, schema::FrameType type, std::string_view payload, int level);
+  // A records payload as the batches hold it (FORMAT.md §7: each row with its
+  // tick delta) written as a columnar frame (§7.4) of the records or flight
+  // kind: zstd finds the rows' repeats once the irregular ticks are out of
+  // them. `rows` that do not parse are written as they are, in a frame of
+  // `type`.
+  void append_records(std::string& out, schema::FrameType type, std::string_view rows, int level);
   // Dictionary entries, in as many frames as keep each far below the
   // reader's frame limit.
   void append_dictionary(std::string& out, std::string_view entries, int level);
@@ -43,6 +52,7 @@ class FrameEncoder {
 
  private:
   std::string_view numbered(schema::FrameType type, std::string_view payload);
+  void append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level);
 
   ZSTD_CCtx* cctx_;
   std::string scratch_;
@@ -50,8 +60,51 @@ class FrameEncoder {
   // writing the same NAME at the same time, or of an earlier run with this pid.
   std::uint64_t run_id_;
   std::string numbered_;
+  std::string ticks_;  // the tick column being built
+  std::string rows_;   // the rows without their ticks
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
+};
+
+// The records payloads (FORMAT.md §7) of consecutive batches joined into one,
+// as if the collector had put them all into one batch: the writer interns a
+// batch of repeated 4 KiB strings down to a few KiB, and one frame per such
+// batch would pay zstd's cost of starting over hundreds of times per MiB.
+// Each payload's tick deltas and argument deltas (§7.1) start again at its
+// own frame's base; joined, the first tick of a payload and the first record
+// of each site in it are coded against what came before. A payload is taken
+// in two steps, so that one whose frames did not reach the file is given back.
+class RecordsJoin {
+ public:
+  bool empty() const { return payload_.empty(); }
+  std::size_t size() const { return payload_.size(); }
+  std::string_view payload() const { return payload_; }
+  // Appends `records`; false (nothing taken) when a record cannot be
+  // re-coded, which the collector's own bytes never are.
+  bool add(std::string_view records);
+  // The last add() is kept, or given back.
+  void keep();
+  void give_back();
+  void clear();
+
+ private:
+  struct SiteChain {
+    explicit SiteChain(const std::vector<std::uint8_t>& tags) : plan(tags.data(), tags.size()) {}
+    wire::DeltaPlan plan;
+    std::vector<std::uint64_t> last;     // the joined frame's last values; empty before its first record
+    std::vector<std::uint64_t> pending;  // the same after the payload being added
+    std::uint64_t added = 0;             // the add() that last met the site
+  };
+  SiteChain* chain(std::uint32_t site_id);
+
+  std::string payload_;
+  std::size_t kept_size_ = 0;
+  std::uint64_t last_ticks_ = 0;
+  std::uint64_t pending_ticks_ = 0;
+  std::uint64_t adds_ = 0;
+  std::unordered_map<std::uint32_t, SiteChain> chains_;
+  std::vector<std::uint32_t> met_;  // sites the payload being added holds
+  std::string args_;
 };
 
 }  // namespace terse::detail

@@ -22,6 +22,11 @@ FileSet::Rules file_rules(const Config& config) {
           config.max_total_bytes, config.file_mode};
 }
 
+// Held-back records go out by then at the latest, however few came after
+// them: as soon as the collector's short delay (collector.cpp), so that a
+// reader following the file sees them about as early as it would anyway.
+constexpr auto kHoldLimit = std::chrono::milliseconds(10);
+
 }  // namespace
 
 Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
@@ -53,7 +58,10 @@ void Writer::run() {
   for (;;) {
     auto sync_deadline = unsynced_since_ + config_.fsync_interval;
     bool sync_pending = unsynced_bytes_ > 0 && config_.fsync_interval.count() > 0;
-    BatchQueue::Work work = queue_.wait_for_work(sync_pending ? &sync_deadline : nullptr);
+    const std::chrono::steady_clock::time_point* deadline = sync_pending ? &sync_deadline : nullptr;
+    auto held_deadline = held_since_ + kHoldLimit;
+    if (!held_.empty() && (deadline == nullptr || held_deadline < *deadline)) deadline = &held_deadline;
+    BatchQueue::Work work = queue_.wait_for_work(deadline);
     if (work.batch != nullptr) {
       absorb(*work.batch);
       // Before the file: a disk that fails or fills up does not hold up the console.
@@ -63,6 +71,10 @@ void Writer::run() {
       // From the next file on (FORMAT.md §7.3); written or lost, the batch is behind us.
       if (work.batch->contexts_changed) open_contexts_ = work.batch->contexts;
     }
+    // A write error leaves them held; the next batch or deadline tries again.
+    if (!held_.empty() && (work.durable_wanted || std::chrono::steady_clock::now() >= held_since_ + kHoldLimit) &&
+        !write_held())
+      held_since_ = std::chrono::steady_clock::now();
     if (work.durable_wanted || sync_due()) sync_file();
     bool last = work.batch != nullptr && work.batch->last;
     if (last) sync_file();
@@ -97,6 +109,11 @@ void Writer::absorb(const Batch& batch) {
 
 // False when the batch did not reach the file (the file is left as it was).
 bool Writer::write_batch(const Batch& batch) {
+  // Whoever waits for this batch waits for what came before it too.
+  bool urgent = batch.flush_sequence != 0 || batch.last || requests_.crashing.load(std::memory_order_relaxed);
+  if (!held_.empty() &&
+      (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns()) || (urgent && batch.record_count == 0)) && !write_held())
+    return false;
   if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
   if (!files_enabled_) {
     counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
@@ -120,21 +137,72 @@ bool Writer::write_batch(const Batch& batch) {
   if (whole_dictionary) {
     frames_.append_dictionary(out_, dictionary_, level);
     // The lost batches may have opened contexts too.
-    if (!open_contexts_.empty()) frames_.append_frame(out_, schema::FrameType::records, open_contexts_, level);
+    if (!open_contexts_.empty()) frames_.append_records(out_, schema::FrameType::records, open_contexts_, level);
   } else if (!batch.dictionary.empty() && !fresh) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
   std::string_view records = intern_strings(batch, level);
-  if (batch.record_count > 0)
-    frames_.append_frame(out_, batch.flight ? schema::FrameType::flight : schema::FrameType::records, records, level);
+  bool hold = false;
+  bool was_holding = !held_.empty();
+  if (batch.record_count > 0) append_batch_records(batch, records, level, hold);
   if (!append_to_file(out_)) {
     interner_.discard();
+    held_.give_back();
     return false;
   }
   interner_.confirm();
+  if (hold) {
+    if (!was_holding) held_since_ = std::chrono::steady_clock::now();
+    held_.keep();
+  } else {
+    held_.clear();
+  }
   replay_dictionary_ = false;
   counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
   counters_.bytes_in.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+  return true;
+}
+
+// A full batch (the collector cut it at kBatchTargetBytes, so more follow
+// at once) that interning shrank to a fraction of that would make a frame
+// mostly of zstd's start-up cost: its records wait for the next batches and
+// go out in one frame with them (held_), until that frame's payload reaches
+// the target, a batch comes that someone waits for, or kHoldLimit passes.
+bool Writer::holds_back(const Batch& batch, std::string_view records) const {
+  return !batch.flight && !batch.last && batch.flush_sequence == 0 &&
+         !requests_.crashing.load(std::memory_order_relaxed) && config_.compression_level != 0 &&
+         batch.records.size() >= kBatchTargetBytes && records.size() < kBatchTargetBytes / 2;
+}
+
+// The batch's records frame into out_, joined with the records held back;
+// `hold` says whether they all wait in held_ instead. held_ takes them for
+// good only once out_ reached the file.
+void Writer::append_batch_records(const Batch& batch, std::string_view records, int level, bool& hold) {
+  auto type = batch.flight ? schema::FrameType::flight : schema::FrameType::records;
+  bool holdable = holds_back(batch, records);
+  if (held_.empty()) {
+    hold = holdable && held_.add(records);
+    if (!hold) frames_.append_records(out_, type, records, level);
+    return;
+  }
+  bool fits = held_.size() + records.size() <= kBatchTargetBytes + kBatchTargetBytes / 2;
+  if (!batch.flight && fits && held_.add(records)) {
+    hold = holdable && held_.size() < kBatchTargetBytes;
+    if (!hold) frames_.append_records(out_, type, held_.payload(), level);
+    return;
+  }
+  // Held records come first, in a frame of their own.
+  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level);
+  frames_.append_records(out_, type, records, level);
+}
+
+// The held records alone, in their frame: a deadline passed, or the file ends.
+bool Writer::write_held() {
+  out_.clear();
+  int level = requests_.crashing.load(std::memory_order_relaxed) ? 0 : config_.compression_level;
+  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level);
+  if (!append_to_file(out_)) return false;
+  held_.clear();
   return true;
 }
 
@@ -259,7 +327,7 @@ void Writer::write_recovered() {
     wire::put_varint(payload, 0);
     wire::put_bytes(payload, args);
     out_.clear();
-    frames_.append_frame(out_, schema::FrameType::records, payload, 0);
+    frames_.append_records(out_, schema::FrameType::records, payload, 0);
     if (append_to_file(out_)) {
       note += "; " + std::to_string(lost_records_) + " records logged in the meantime are lost, as the log now says";
       lost_records_ = 0;
@@ -303,7 +371,7 @@ bool Writer::write_file_start() {
   frames_.append_file_start(out_, file_sequence_, calibration_written_);
   frames_.append_dictionary(out_, dictionary_, config_.compression_level);
   if (!open_contexts_.empty())
-    frames_.append_frame(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
+    frames_.append_records(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
 }
 

@@ -44,6 +44,9 @@ class Writer {
  private:
   void absorb(const Batch& batch);
   bool write_batch(const Batch& batch);
+  bool holds_back(const Batch& batch, std::string_view records) const;
+  void append_batch_records(const Batch& batch, std::string_view records, int level, bool& hold);
+  bool write_held();
   std::string_view intern_strings(const Batch& batch, int level);
   bool append_to_file(std::string_view bytes);
   bool write_all(std::string_view bytes);
@@ -88,6 +91,10 @@ class Writer {
   std::string interned_records_;
   std::string interned_entries_;
   std::string out_;
+  // Records of full batches that interning shrank, held back to go out in
+  // one frame with the batches after them (see holds_back()), and since when.
+  RecordsJoin held_;
+  std::chrono::steady_clock::time_point held_since_{};
 };
 
 }  // namespace terse::detail

@@ -14,8 +14,10 @@ namespace terse::schema {
 inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n', 0x1A};
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
-inline constexpr std::uint16_t kVersionMajor = 1;
-inline constexpr std::uint16_t kVersionMinor = 5;
+inline constexpr std::uint16_t kVersionMajor = 2;
+inline constexpr std::uint16_t kVersionMinor = 0;
+// FORMAT.md §10: every major version from this one up to kVersionMajor is read.
+inline constexpr std::uint16_t kOldestVersionMajor = 1;
 
 // FORMAT.md §3 "Frames".
 inline constexpr unsigned char kFrameSync[4] = {0xD7, 'T', 'F', 0xB1};
@@ -24,12 +26,23 @@ inline constexpr std::size_t kFrameHeaderCrcOffset = 20;
 inline constexpr std::uint32_t kMaxFrameRawSize = 64u << 20;
 
 enum class FrameType : std::uint8_t {
-  info = 1,         // FORMAT.md §4
-  calibration = 2,  // FORMAT.md §5
-  dictionary = 3,   // FORMAT.md §6
-  records = 4,      // FORMAT.md §7
-  flight = 5,       // FORMAT.md §7.2 (1.5): records kept by the flight recorder
+  info = 1,              // FORMAT.md §4
+  calibration = 2,       // FORMAT.md §5
+  dictionary = 3,        // FORMAT.md §6
+  records = 4,           // FORMAT.md §7
+  flight = 5,            // FORMAT.md §7.2 (1.5): records kept by the flight recorder
+  records_columnar = 6,  // FORMAT.md §7.4 (2.0): the ticks of a records frame as one column
+  flight_columnar = 7,   // FORMAT.md §7.4 (2.0): the same for a flight frame
 };
+
+// FORMAT.md §7.4: the payload of types 6 and 7 starts with a tick column.
+constexpr bool is_columnar(FrameType type) {
+  return type == FrameType::records_columnar || type == FrameType::flight_columnar;
+}
+constexpr bool holds_records(FrameType type) {
+  return type == FrameType::records || type == FrameType::flight || is_columnar(type);
+}
+constexpr bool holds_flight(FrameType type) { return type == FrameType::flight || type == FrameType::flight_columnar; }
 
 inline constexpr std::uint8_t kFrameFlagZstd = 0x01;
 inline constexpr std::uint8_t kFrameFlagsKnown = kFrameFlagZstd;

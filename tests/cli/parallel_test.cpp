@@ -124,7 +124,7 @@ TEST_CASE("the sample log spans files with mid-file dictionaries, contexts and f
   for (const auto& file : files) {
     std::string bytes = read_file(file);
     dictionaries += frames_of_type(bytes, 3).size();
-    flights += frames_of_type(bytes, 5).size();
+    flights += frames_of_type(bytes, kFlightFrame).size();
     records += frames_of_type(bytes, kRecordsFrame).size();
   }
   CHECK(records >= 4 * files.size());

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -452,7 +453,7 @@ class TlogBuilder {
 
   // One record in the current records frame; its fixed-size arguments are
   // delta-coded against the site's previous record in the frame (§7.1).
-  void record(std::uint32_t site, std::string args) {
+  void record(std::uint32_t site, std::string args, std::int64_t tick_delta = 1000) {
     if (records_.empty()) {
       wire::put_le<std::uint64_t>(records_, ticks_);
       previous_.clear();
@@ -467,8 +468,8 @@ class TlogBuilder {
     }
     wire::put_varint(records_, site);
     wire::put_varint(records_, 1);  // thread index
-    wire::put_varint(records_, wire::zigzag(1000));
-    ticks_ += 1000;
+    wire::put_varint(records_, wire::zigzag(tick_delta));
+    ticks_ += static_cast<std::uint64_t>(tick_delta);
     wire::put_varint(records_, args.size());
     records_ += args;
   }
@@ -485,11 +486,47 @@ class TlogBuilder {
     return out_;
   }
 
+  // A frame of `type` whose payload is exactly `payload`, hostile ones included.
+  void raw_frame(schema::FrameType type, const std::string& payload) {
+    flush();
+    frame(type, payload);
+  }
+
+  // FORMAT.md §7.4 (2.0): a columnar frame's tick column and rows, which a
+  // test may damage before the frame is written; null leaves them as they are.
+  std::function<void(std::string& ticks, std::string& rows)> edit_columns;
+
  private:
   void flush() {
     if (records_.empty()) return;
-    frame(records_type_, records_);
+    frame(records_type_, schema::is_columnar(records_type_) ? columnar(records_) : records_);
     records_.clear();
+  }
+
+  // The same records with their tick deltas moved out of the rows into one
+  // column ahead of them.
+  std::string columnar(const std::string& payload) {
+    wire::Reader r(payload);
+    std::uint64_t base = 0;
+    r.le(base);
+    std::string ticks, rows;
+    while (!r.empty()) {
+      std::uint64_t site, thread, delta;
+      std::string_view args;
+      r.varint(site);
+      r.varint(thread);
+      r.varint(delta);
+      r.length_prefixed(args, payload.size());
+      wire::put_varint(ticks, delta);
+      wire::put_varint(rows, site);
+      wire::put_varint(rows, thread);
+      wire::put_bytes(rows, args);
+    }
+    if (edit_columns) edit_columns(ticks, rows);
+    std::string out;
+    wire::put_le<std::uint64_t>(out, base);
+    wire::put_bytes(out, ticks);
+    return out + rows;
   }
 
   void frame(schema::FrameType type, const std::string& payload) {

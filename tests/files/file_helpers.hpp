@@ -28,7 +28,9 @@ struct FrameAt {
 // Fails the current test if the file is not laid out as FORMAT.md says.
 std::vector<FrameAt> frames_of(const std::string& bytes);
 std::vector<FrameAt> frames_of_type(const std::string& bytes, std::uint8_t type);
-inline constexpr std::uint8_t kRecordsFrame = 4;
+// The types the runtime writes its records and flight frames as (FORMAT.md §7.4).
+inline constexpr std::uint8_t kRecordsFrame = 6;
+inline constexpr std::uint8_t kFlightFrame = 7;
 
 // ---- byte mutations ---------------------------------------------------------
 

@@ -23,8 +23,11 @@ target_link_libraries(terse_make_golden_v1_4 PRIVATE terse::terse)
 # Format 1.5: flight frames.
 add_executable(terse_make_golden_v1_5 ${TERSE_TEST_DATA}/make_golden_v1_5.cpp)
 target_link_libraries(terse_make_golden_v1_5 PRIVATE terse::terse)
+# Format 2.0: columnar records and flight frames.
+add_executable(terse_make_golden_v2_0 ${TERSE_TEST_DATA}/make_golden_v2_0.cpp)
+target_link_libraries(terse_make_golden_v2_0 PRIVATE terse::terse)
 if(TARGET terse_cli)
-  foreach(version 1.1 1.3 1.4 1.5)
+  foreach(version 1.1 1.3 1.4 1.5 2.0)
     string(REPLACE "." "_" id ${version})
     foreach(output text json)
       if(output STREQUAL "json")

@@ -2,12 +2,15 @@
 // §8 interned strings): every record still decodes to its exact text, every
 // file alone, and the repeats cost a few bytes each instead of a copy per
 // frame.
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
+
+#include <terse/schema.hpp>
 
 #include "file_helpers.hpp"
 
@@ -117,4 +120,39 @@ TEST_CASE("a lost text entry costs the records that use it, reported, and nothin
   for (const auto& line : decoded.lines) messages.push_back(line.message);
   CHECK(messages == std::vector<std::string>{"first " + big, "plain 7"});
   CHECK(decoded.problems.size() >= 2);  // the damaged frame, the record it costs
+}
+
+TEST_CASE("full batches that interning shrank go out joined in fewer frames, every value intact") {
+  TempDir dir;
+  const std::string big = payload(4096, 3);
+  std::vector<std::string> expected;
+  terse::start(test_config(dir.path()));
+  // About 80 batches of 1 MiB before interning, logged as fast as they go:
+  // the writer joins the ones that follow each other closely. The counters,
+  // floats and the rate-limited site check that argument deltas (FORMAT.md
+  // §7.1) continue across the joined batches.
+  constexpr int kRecords = 20000;
+  for (int i = 0; i < kRecords; ++i) {
+    TERSE_INFO("{} ratio {} body {}", i, i * 0.5, big);
+    expected.push_back(fmt::format("{} ratio {} body {}", i, i * 0.5, big));
+    if (i % 700 == 0) {
+      TERSE_WARN("now and then {} {}", static_cast<std::uint16_t>(i), -i);
+      expected.push_back(fmt::format("now and then {} {}", static_cast<std::uint16_t>(i), -i));
+    }
+    TERSE_LOG_EVERY_N(terse::Level::info, 1000, "every thousandth {}", i);
+    if (i % 1000 == 0) expected.push_back(fmt::format("every thousandth {}", i));
+  }
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  // The site's report of the calls after its last record comes at stop().
+  std::erase_if(decoded.lines, [](const Line& line) { return line.suppressed_report; });
+  require_messages(decoded, expected);
+  CHECK(std::count_if(decoded.lines.begin(), decoded.lines.end(),
+                      [](const Line& line) { return line.suppressed == 999; }) == kRecords / 1000 - 1);
+  std::size_t frames = 0;
+  for (const auto& file : log_files(dir.path()))
+    frames +=
+        frames_of_type(read_file(file), static_cast<std::uint8_t>(terse::schema::FrameType::records_columnar)).size();
+  INFO(frames << " records frames");
+  CHECK(frames < kRecords * 4096 / (1 << 20) / 2);
 }
