@@ -3,10 +3,13 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "roundtrip.hpp"
 
@@ -234,4 +237,38 @@ TEST_CASE("a C string passed twice prints as text and as its address") {
   TERSE_EXPECT(rt, "{0} {1:p}", text, text);
   TERSE_EXPECT(rt, "{1:p} {0} {2}", text, text, "x");
   rt.check();
+}
+
+TEST_CASE("floats and doubles print as fmt's shortest, exact short decimals and the rest alike") {
+  // The decoder writes a value that is exactly a short decimal from its
+  // digits and gives every other one to fmt: both must print what fmt
+  // prints, at the edges of that shortcut too, in the text and in JSON.
+  RoundTrip rt;
+  std::mt19937_64 random(20261202);
+  std::vector<double> doubles = {0.0,   -0.0,     12.5,          0.25,        1024.0,     -3.75,   1e-4,
+                                 1e-5,  9.5e-5,   1e15,          1e16,        1e17,       9007199254740992.0,
+                                 9007199254740993.0, 4503599627370495.5, 123456789.125, 0.1, 1.0 / 3.0, 5e-324};
+  for (int i = 0; i < 2000; ++i) {
+    std::uint64_t bits = random();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    if (std::isfinite(value)) doubles.push_back(value);
+    // m * 2^-k: exact short decimals and values just beside them.
+    auto m = static_cast<double>(random() % 100'000'000);
+    doubles.push_back(std::ldexp(m, -static_cast<int>(random() % 12)));
+    doubles.push_back(std::ldexp(m, static_cast<int>(random() % 40)));
+  }
+  for (double value : doubles) {
+    TERSE_EXPECT(rt, "{}", value);
+    const auto as_float = static_cast<float>(value);
+    if (std::isfinite(as_float)) TERSE_EXPECT(rt, "{}", as_float);
+  }
+  TERSE_EXPECT(rt, "{} {}", 16777216.0f, 16777217.0f);
+  TERSE_EXPECT(rt, "{} {}", 8388607.5f, 0.0625f);
+  const Decoded decoded = rt.check();
+  for (std::size_t i = 0; i + 2 < decoded.lines.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(decoded.lines[i].json_args.size() == 1);
+    CHECK(decoded.lines[i].json_args[0] == rt.expected[i]);  // a JSON number, as fmt prints it
+  }
 }
