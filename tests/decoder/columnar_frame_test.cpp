@@ -12,14 +12,6 @@ namespace wire = terse::wire;
 
 namespace {
 
-constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
-
-std::string int_args(int value) {
-  std::string args;
-  val::le(args, value);
-  return args;
-}
-
 // Five records of one site, in a frame of `type`, then one more in a frame
 // of the row layout that damage must not reach.
 std::string five_and_one(schema::FrameType type,
@@ -29,10 +21,10 @@ std::string five_and_one(schema::FrameType type,
   file.records_as(type);
   file.edit_columns = edit;
   const std::int64_t deltas[] = {0, 1000, -300, 70000, 5};  // out of order too (§7)
-  for (int i = 0; i < 5; ++i) file.record(1, int_args(i * 3), deltas[i]);
+  for (int i = 0; i < 5; ++i) file.record(1, val::i32_args(i * 3), deltas[i]);
   file.records_as(schema::FrameType::records);
   file.edit_columns = nullptr;
-  file.record(1, int_args(99));
+  file.record(1, val::i32_args(99));
   return file.finish();
 }
 
@@ -103,7 +95,7 @@ TEST_CASE("a columnar payload too short for its tick column's length is reported
   TlogBuilder hand;
   hand.site(1, "step {}", {kI32});
   hand.raw_frame(schema::FrameType::records_columnar, payload);
-  hand.record(1, int_args(5));
+  hand.record(1, val::i32_args(5));
   Decoded d = decode(hand.finish());
   CHECK(d.messages == std::vector<std::string>{"step 5"});
   REQUIRE(d.problems.size() == 1);

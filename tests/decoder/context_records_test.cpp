@@ -12,7 +12,6 @@ namespace schema = terse::schema;
 
 namespace {
 
-constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
 constexpr auto kString = static_cast<std::uint8_t>(TypeTag::string);
 
 // A context site of an i32 value (flags bit 1), or with other tags or flags.
@@ -46,12 +45,6 @@ std::string pop(std::uint64_t serial) {
   return args;
 }
 
-std::string int_args(int value) {
-  std::string args;
-  val::le(args, value);
-  return args;
-}
-
 // The record's "context" member as JSON text, "" when it has none.
 std::string context_json(const std::string& json) {
   auto at = json.find(",\"context\":");
@@ -65,15 +58,15 @@ TEST_CASE("pushes and pops open and close a thread's contexts, in any order") {
   TlogBuilder file;
   file.site_body(context_site(1));
   file.site(2, "step {}", {kI32});
-  file.record(2, int_args(0));
+  file.record(2, val::i32_args(0));
   file.record(0, push(1, 1, "request_id", 42));
   file.record(0, push(2, 1, "attempt", 1));
-  file.record(2, int_args(1));
+  file.record(2, val::i32_args(1));
   file.record(0, pop(1));  // the outer one first
-  file.record(2, int_args(2));
+  file.record(2, val::i32_args(2));
   file.record(0, pop(2));
   file.record(0, pop(9));  // never opened: ignored
-  file.record(2, int_args(3));
+  file.record(2, val::i32_args(3));
   Decoded d = decode(file.finish());
   CHECK(d.problems.empty());
   CHECK(d.messages == std::vector<std::string>{"step 0", "step 1", "step 2", "step 3"});
@@ -90,9 +83,9 @@ TEST_CASE("a later push of a key hides an earlier one while both are open") {
   file.site(2, "step {}", {kI32});
   file.record(0, push(1, 1, "id", 1));
   file.record(0, push(2, 1, "id", 2));
-  file.record(2, int_args(1));
+  file.record(2, val::i32_args(1));
   file.record(0, pop(2));
-  file.record(2, int_args(2));
+  file.record(2, val::i32_args(2));
   Decoded d = decode(file.finish());
   CHECK(d.problems.empty());
   REQUIRE(d.json.size() == 2);
@@ -105,17 +98,17 @@ TEST_CASE("a run of flight frames has contexts of its own") {
   file.site_body(context_site(1));
   file.site(2, "step {}", {kI32});
   file.record(0, push(1, 1, "id", 1));
-  file.record(2, int_args(1));
+  file.record(2, val::i32_args(1));
   file.records_as(schema::FrameType::flight);
-  file.record(2, int_args(2));  // none pushed in the run yet
+  file.record(2, val::i32_args(2));  // none pushed in the run yet
   file.record(0, push(5, 1, "id", 5));
-  file.record(2, int_args(3));
+  file.record(2, val::i32_args(3));
   file.records_as(schema::FrameType::flight);
-  file.record(2, int_args(4));  // the same run
+  file.record(2, val::i32_args(4));  // the same run
   file.records_as(schema::FrameType::records);
-  file.record(2, int_args(5));
+  file.record(2, val::i32_args(5));
   file.records_as(schema::FrameType::flight);
-  file.record(2, int_args(6));  // a new run starts empty
+  file.record(2, val::i32_args(6));  // a new run starts empty
   Decoded d = decode(file.finish());
   CHECK(d.problems.empty());
   REQUIRE(d.json.size() == 6);
@@ -140,13 +133,13 @@ TEST_CASE("hostile context records are reported and cost only themselves") {
   file.record(0, cut);                                                                   // its value cut short
   file.record(0, std::string(1, static_cast<char>(schema::ControlKind::context_push)));  // no serial
   file.record(0, std::string(1, static_cast<char>(schema::ControlKind::context_pop)));   // no serial
-  file.record(2, int_args(1));
+  file.record(2, val::i32_args(1));
   std::string as_record;
   val::string(as_record, "id");
   val::le(as_record, 2);
   file.record(1, as_record);  // a record of a context site: never shown
   file.record(0, push(5, 1, "ok", 5));
-  file.record(2, int_args(3));
+  file.record(2, val::i32_args(3));
   Decoded d = decode(file.finish());
   CHECK(d.messages == std::vector<std::string>{"step 1", "step 3"});
   REQUIRE(d.json.size() == 2);
@@ -164,7 +157,7 @@ TEST_CASE("a thread holds at most 256 open contexts") {
   file.site_body(context_site(1));
   file.site(2, "step {}", {kI32});
   for (int i = 1; i <= 300; ++i) file.record(0, push(static_cast<std::uint64_t>(i), 1, "k" + std::to_string(i), i));
-  file.record(2, int_args(1));
+  file.record(2, val::i32_args(1));
   Decoded d = decode(file.finish());
   REQUIRE(d.json.size() == 1);
   CHECK(context_json(d.json[0]).find("\"k256\":256") != std::string::npos);

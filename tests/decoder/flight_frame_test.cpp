@@ -10,14 +10,6 @@ namespace schema = terse::schema;
 
 namespace {
 
-constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
-
-std::string int_args(int value) {
-  std::string args;
-  val::le(args, value);
-  return args;
-}
-
 bool has_flight_key(const std::string& json) { return json.find(",\"flight\":true}") != std::string::npos; }
 
 }  // namespace
@@ -25,12 +17,12 @@ bool has_flight_key(const std::string& json) { return json.find(",\"flight\":tru
 TEST_CASE("records of a flight frame are marked, delta-coded within their own frame") {
   TlogBuilder file;
   file.site(1, "step {}", {kI32});
-  file.record(1, int_args(10));
+  file.record(1, val::i32_args(10));
   file.records_as(schema::FrameType::flight);
-  file.record(1, int_args(1));  // the chain starts again at 0 in the new frame
-  file.record(1, int_args(2));
+  file.record(1, val::i32_args(1));  // the chain starts again at 0 in the new frame
+  file.record(1, val::i32_args(2));
   file.records_as(schema::FrameType::records);
-  file.record(1, int_args(11));
+  file.record(1, val::i32_args(11));
   Decoded d = decode(file.finish());
   CHECK(d.problems.empty());
   CHECK(d.messages == std::vector<std::string>{"step 10", "step 1", "step 2", "step 11"});
@@ -44,11 +36,11 @@ TEST_CASE("records of a flight frame are marked, delta-coded within their own fr
 TEST_CASE("a reader skips a frame type it does not know whole, as a 1.4 reader skips flight frames") {
   TlogBuilder file;
   file.site(1, "step {}", {kI32});
-  file.record(1, int_args(10));
+  file.record(1, val::i32_args(10));
   file.records_as(static_cast<schema::FrameType>(8));  // the first type no version defines
-  file.record(1, int_args(1));
+  file.record(1, val::i32_args(1));
   file.records_as(schema::FrameType::records);
-  file.record(1, int_args(11));
+  file.record(1, val::i32_args(11));
   Decoded d = decode(file.finish());
   CHECK(d.problems.empty());
   CHECK(d.messages == std::vector<std::string>{"step 10", "step 11"});
@@ -58,10 +50,10 @@ TEST_CASE("a garbled flight frame costs its own records only") {
   TlogBuilder file;
   file.site(1, "step {}", {kI32});
   file.records_as(schema::FrameType::flight);
-  file.record(1, int_args(1));
+  file.record(1, val::i32_args(1));
   file.record(1, "\x01");  // shorter than its site's i32
   file.records_as(schema::FrameType::records);
-  file.record(1, int_args(11));
+  file.record(1, val::i32_args(11));
   Decoded d = decode(file.finish());
   CHECK(d.messages == std::vector<std::string>{"step 1", "step 11"});
   CHECK(d.problems.size() == 1);

@@ -135,7 +135,16 @@ inline void count(std::string& out, std::uint32_t stored, std::uint64_t total) {
   }
 }
 
+// The args of a record whose site takes one i32.
+inline std::string i32_args(std::int32_t value) {
+  std::string args;
+  le(args, value);
+  return args;
+}
+
 }  // namespace val
+
+inline constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
 
 // Codec<T>: `scalar` (a §8 tag when true), `type()` (the §8.1 expression)
 // and `value()`.

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <limits>
+#include <random>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -245,9 +245,25 @@ TEST_CASE("floats and doubles print as fmt's shortest, exact short decimals and 
   // prints, at the edges of that shortcut too, in the text and in JSON.
   RoundTrip rt;
   std::mt19937_64 random(20261202);
-  std::vector<double> doubles = {0.0,   -0.0,     12.5,          0.25,        1024.0,     -3.75,   1e-4,
-                                 1e-5,  9.5e-5,   1e15,          1e16,        1e17,       9007199254740992.0,
-                                 9007199254740993.0, 4503599627370495.5, 123456789.125, 0.1, 1.0 / 3.0, 5e-324};
+  std::vector<double> doubles = {0.0,
+                                 -0.0,
+                                 12.5,
+                                 0.25,
+                                 1024.0,
+                                 -3.75,
+                                 1e-4,
+                                 1e-5,
+                                 9.5e-5,
+                                 1e15,
+                                 1e16,
+                                 1e17,
+                                 9007199254740992.0,
+                                 9007199254740993.0,
+                                 4503599627370495.5,
+                                 123456789.125,
+                                 0.1,
+                                 1.0 / 3.0,
+                                 5e-324};
   for (int i = 0; i < 2000; ++i) {
     std::uint64_t bits = random();
     double value;
