@@ -10,7 +10,6 @@ using namespace std::string_literals;
 namespace {
 
 constexpr auto kString = static_cast<std::uint8_t>(TypeTag::string);
-constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
 
 std::string interned_then_int(std::uint32_t id, int value) {
   std::string args;

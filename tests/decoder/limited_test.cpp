@@ -12,7 +12,6 @@ namespace schema = terse::schema;
 
 namespace {
 
-constexpr auto kI32 = static_cast<std::uint8_t>(TypeTag::i32);
 
 // A site entry with flags, written field by field: no types, no names.
 std::string site_body(std::uint32_t id, std::string_view format, std::string_view flags) {
