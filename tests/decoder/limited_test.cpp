@@ -12,7 +12,6 @@ namespace schema = terse::schema;
 
 namespace {
 
-
 // A site entry with flags, written field by field: no types, no names.
 std::string site_body(std::uint32_t id, std::string_view format, std::string_view flags) {
   std::string body;
