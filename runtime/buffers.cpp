@@ -188,11 +188,6 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // on its first pass rather than a page fault every 4 KiB of it. A ring
 // given back while its thread was quiet starts over from where it is.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
-  // What takes long here (mapping pages waits for the process's mapping
-  // lock) comes before the call's timestamp: other threads' later records
-  // need not wait for it.
-  std::uint64_t window = in_call_since.load(std::memory_order_relaxed);
-  in_call_since.store(kInCallUntimed, std::memory_order_relaxed);
   if (giving_back.load(std::memory_order_acquire)) {
     // The IO thread is discarding the pages this call would write to; it
     // takes microseconds.
@@ -231,7 +226,6 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
     if (mapped_until != kAllMapped) look_again = std::min(look_again, mapped_until);
   }
   look_again_at.store(look_again, std::memory_order_relaxed);
-  in_call_since.store(window, std::memory_order_relaxed);
   return fill <= capacity;
 }
 
@@ -307,7 +301,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   buffer.end_call();
   for (unsigned attempt = 0;; ++attempt) {
     if (!settings.running.load(std::memory_order_acquire)) return nullptr;
-    buffer.begin_record();
+    buffer.begin_call();
     if (char* out = buffer.try_reserve(size)) return out;
     buffer.end_call();
     if (attempt == 0) nudge_io_thread();
@@ -326,7 +320,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     buffer.wake_at_consumed.store(std::max(needed_at, eighth_full_at), std::memory_order_relaxed);
     buffer.waiting_for_room.store(true, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    buffer.begin_record();
+    buffer.begin_call();
     char* out = buffer.try_reserve(size);
     if (out == nullptr) {
       buffer.end_call();
@@ -385,10 +379,11 @@ void write_control(std::string_view args) noexcept {
   if (buffer == nullptr) buffer = create_thread_buffer();
   if (buffer == nullptr) return;
   std::size_t stride = ring_stride(args.size());
-  buffer->begin_record();
+  buffer->begin_call();
   char* out = buffer->try_reserve(stride);
   if (out == nullptr) out = reserve_slow(*buffer, stride);
   if (out == nullptr) return;
+  buffer->begin_record();
   RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
   std::memcpy(out, &header, sizeof header);
   std::memcpy(out + kRingHeaderSize, args.data(), args.size());

@@ -474,7 +474,7 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
     }
   }
   std::size_t stride = ring_stride(args_size);
-  buffer->begin_record();
+  buffer->begin_call();
   char* out = buffer->try_reserve(stride);
   if (__builtin_expect(out == nullptr, 0)) {
     out = reserve_slow(*buffer, stride);
@@ -483,6 +483,7 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
       return false;
     }
   }
+  buffer->begin_record();
   RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;

@@ -27,8 +27,8 @@ constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
 }
 
 inline constexpr std::uint64_t kNotInCall = ~std::uint64_t{0};
-// In a call that has no timestamp yet and may take a while to get one (it
-// maps pages or waits): holds no record back, and keeps the ring's memory.
+// In a call that has no timestamp yet (checking for room, mapping pages,
+// waiting): holds no record back, and keeps the ring's memory.
 inline constexpr std::uint64_t kInCallUntimed = kNotInCall - 1;
 
 // A single-producer single-consumer byte ring owned by one logging thread
@@ -99,7 +99,7 @@ struct ThreadBuffer {
 
   // Room for `size` contiguous bytes (size already a multiple of 8), or
   // nullptr when the ring is full. Nothing is visible until commit(). Only
-  // between begin_record() and commit() (or end_call()).
+  // between begin_call() and commit() (or end_call()).
   char* try_reserve(std::size_t size) noexcept {
     std::uint64_t pos = write_pos;
     std::uint64_t offset = pos & (capacity - 1);
@@ -126,9 +126,13 @@ struct ThreadBuffer {
   bool look_for_room(std::uint64_t end) noexcept;
   void map_positions(std::uint64_t from, std::uint64_t to) noexcept;
 
-  // Opens a call's window, before its room check: the IO thread neither
-  // writes anything later than the thread's previous timestamp nor gives
-  // the ring's pages back until commit() or end_call() closes it.
+  // Opens a call's window, before its room check: the IO thread gives the
+  // ring's pages back only while no window is open. begin_record(), once the
+  // call has its room and is about to take its timestamp, also holds back
+  // what the IO thread writes to the thread's previous timestamp (not
+  // earlier: a call that finds no room, say a dropped one, holds nothing).
+  // commit() or end_call() closes the window.
+  void begin_call() noexcept { in_call_since.store(kInCallUntimed, std::memory_order_relaxed); }
   void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_release); }
 
