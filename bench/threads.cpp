@@ -7,7 +7,9 @@
 //          the process's peak RSS, and its RSS once the threads have exited
 //          (what terse gives back).
 //   quiet: the same, but RSS measured while the threads live on without
-//          logging, past Config::release_idle_after (what idle threads give back).
+//          logging, past Config::release_idle_after (what idle threads give back);
+//          then each thread logs again, its first call after the release timed
+//          beside its second one.
 //
 //   terse_bench_threads [--csv FILE]
 //
@@ -15,7 +17,8 @@
 // that peak RSS belongs to that run alone. --csv writes one line per run:
 //   threads,RUN,LOGGER,threads,records_per_thread,seconds,peak_rss_kib,
 //   rss_after_kib,first_call_ns,later_call_ns
-// first_call_ns and later_call_ns are medians over the threads (churn only).
+// first_call_ns and later_call_ns are medians over the threads (churn: a new
+// thread's first and second call; quiet: the first and second after the release).
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -107,12 +110,23 @@ Outcome many(int threads, std::uint64_t per_thread, bool stay_idle) {
   std::latch all_logged(threads);
   std::vector<std::thread> pool;
   std::atomic<bool> leave{false};
+  std::vector<std::int64_t> first_again(static_cast<std::size_t>(threads)), later_again(first_again.size());
   for (int p = 0; p < threads; ++p) {
     pool.emplace_back([&, p] {
       std::uint64_t first = static_cast<std::uint64_t>(p) * per_thread;
       for (std::uint64_t n = first; n < first + per_thread; ++n) log_one(n);
       all_logged.count_down();
       leave.wait(false, std::memory_order_acquire);  // blocked, as an idle thread of a pool is
+      if (!stay_idle) return;
+      // Woken after its memory was given back: what the next call costs
+      // while the ring maps its pages again.
+      std::int64_t a = bench::monotonic_ns();
+      log_one(first);
+      std::int64_t b = bench::monotonic_ns();
+      log_one(first + 1);
+      std::int64_t c = bench::monotonic_ns();
+      first_again[static_cast<std::size_t>(p)] = b - a;
+      later_again[static_cast<std::size_t>(p)] = c - b;
     });
   }
   all_logged.wait();
@@ -126,7 +140,11 @@ Outcome many(int threads, std::uint64_t per_thread, bool stay_idle) {
   leave.notify_all();
   for (auto& t : pool) t.join();
   out.seconds = static_cast<double>(bench::monotonic_ns() - t0) * 1e-9;
-  if (stay_idle) return out;
+  if (stay_idle) {
+    out.first_call_ns = median(first_again);
+    out.later_call_ns = median(later_again);
+    return out;
+  }
   // The IO thread frees an exited thread's buffer on its next pass.
   terse::flush();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

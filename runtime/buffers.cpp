@@ -188,17 +188,15 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // on its first pass rather than a page fault every 4 KiB of it. A ring
 // given back while its thread was quiet starts over from where it is.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
-  if (giving_back.load(std::memory_order_acquire)) {
-    // The IO thread is discarding the pages this call would write to; it
-    // takes microseconds.
-    for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) {
-      if (spins < 64) {
+  // While the IO thread discards the pages this call would write to (it
+  // takes microseconds).
+  for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) {
+    if (spins < 64) {
 #if TERSE_CLOCK_TSC
-        _mm_pause();
+      _mm_pause();
 #endif
-      } else {
-        std::this_thread::yield();
-      }
+    } else {
+      std::this_thread::yield();
     }
   }
   if (std::uint32_t times = given_back.load(std::memory_order_relaxed); times != given_back_seen) {
