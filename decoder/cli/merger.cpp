@@ -62,8 +62,10 @@ std::vector<std::string> Merger::directories() const {
 }
 
 bool Merger::next(decoder::Record& record) {
-  // One sequence (the common case) needs no holding back.
-  if (slots_.size() == 1 && !awaiting_first_log()) return next_of_one(record);
+  // One sequence (the common case) needs no holding back, unless it holds
+  // a record from when another input was awaited: that one comes first (its
+  // arguments live in the sequence's decoder until its next record).
+  if (slots_.size() == 1 && !awaiting_first_log() && !slots_.front().has_head) return next_of_one(record);
   Slot* best = nullptr;
   for (auto& slot : slots_) {
     if (!slot.has_head && !slot.done && !slot.waiting) {
@@ -297,15 +299,12 @@ bool Merger::scan_dir(WatchedDir& dir) {
     if (reporter_) reporter_(decoder::Problem{dir.path, 0, "cannot list the directory: " + ec.message(), false});
     return false;
   }
-  if (found.empty() && !dir.has_log) {
-    dir.checked_ns = round_ns_;
-    if (dir.quiet_since_ns == kNever) dir.quiet_since_ns = round_ns_;
-  }
-  if (!found.empty()) dir.has_log = true;
   std::sort(found.begin(), found.end(), log_file_less);
+  bool has_sequence = false;
   for (const auto& f : found) {
     auto writer = writers_.of(f.string());
     if (!writer && follow_) continue;  // too new to tell whose it is: the next round will
+    has_sequence = true;
     std::string key = slot_key(f, writer);
     bool is_new = !by_key_.count(key);
     Source& source = source_for(f, writer);
@@ -319,6 +318,15 @@ bool Merger::scan_dir(WatchedDir& dir) {
       source.add(f.string());
     }
     // Following, a known sequence finds its own newer files.
+  }
+  // A directory whose files are all too new to tell whose they are is still
+  // awaited like an empty one: their writer may have logged before the
+  // records the other inputs hold.
+  if (has_sequence) {
+    dir.has_log = true;
+  } else if (!dir.has_log) {
+    dir.checked_ns = round_ns_;
+    if (dir.quiet_since_ns == kNever) dir.quiet_since_ns = round_ns_;
   }
   return true;
 }

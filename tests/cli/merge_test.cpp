@@ -138,3 +138,43 @@ TEST_CASE("cat -f of two directories written live prints one stream in time orde
   CHECK(next_of["A"] == count_a);
   CHECK(next_of["B"] == count_b);
 }
+
+TEST_CASE(
+    "cat -f of two directories: a record held back while the other directory was awaited comes out first and whole "
+    "when that directory's first file is still too new to read") {
+  TempDir a, b;
+  Process cat(cli({"cat", "-f", "--utc", "--format", "{time} {message}", a.path(), b.path()}), Process::Output::pipe);
+  std::this_thread::sleep_for(300ms);
+  // B's first burst reaches its file; the follower holds its first record
+  // back for up to the grace period, since A's directory may still show an
+  // earlier one.
+  int rc_b = -1;
+  std::thread writer_b([&] { rc_b = run_writer({b.path(), "app", "bursts", "3", "40", "400", "B"}); });
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (log_files(b.path()).empty() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(50ms);
+  // Within that grace period a file appears in A that tells nothing yet (a
+  // writer that has created its file and not written its header).
+  {
+    std::FILE* created = std::fopen((a.path() + "/app-20260101-001.tlog").c_str(), "w");
+    REQUIRE(created != nullptr);
+    std::fclose(created);
+  }
+  bool all = cat.read_until(
+      [](const std::string& out) { return out.find(" B burst 2 record 39\n") != std::string::npos; }, 30s);
+  writer_b.join();
+  cat.stop();
+  REQUIRE(rc_b == 0);
+  REQUIRE(all);
+  auto lines = split_lines(cat.out);
+  CHECK(lines.size() == 120);
+  int next = 0;
+  for (const auto& line : lines) {
+    REQUIRE(line.size() > 30);
+    int burst = -1, record = -1;
+    REQUIRE(std::sscanf(line.c_str() + 32, "burst %d record %d", &burst, &record) == 2);
+    INFO(line);
+    CHECK(burst * 40 + record == next);  // in order, nothing lost, nothing twice, each with its own arguments
+    next = burst * 40 + record + 1;
+  }
+}
