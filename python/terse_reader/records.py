@@ -62,6 +62,8 @@ def text_time(unix_ns: int, utc: bool) -> str:
 
 
 def _round_away(x: float) -> int:
+    if not math.isfinite(x):
+        raise OverflowError("time out of range")
     r = math.trunc(x)
     if abs(x - r) >= 0.5:
         r += 1 if x > 0 else -1
@@ -282,7 +284,11 @@ class StreamDecoder:
         return thread.os_tid if thread is not None and thread.os_tid else index
 
     def _time(self, ticks: int, offset: int) -> int | None:
-        unix_ns = self.clock.convert(ticks)
+        try:
+            unix_ns = self.clock.convert(ticks)
+        except OverflowError:
+            self.report(offset, f"ticks {ticks} convert to a time out of range; raw ticks shown")
+            return None
         if unix_ns is None and not self.no_clock_reported:
             self.no_clock_reported = True
             self.report(offset, "records frame before any calibration frame; raw ticks shown")
@@ -466,7 +472,7 @@ class StreamDecoder:
             if kind == 1:
                 count, first, last = cur.u64(), cur.u64(), cur.u64()
                 t = self._thread_shown(thread_index)
-                first_ns, last_ns = self.clock.convert(first), self.clock.convert(last)
+                first_ns, last_ns = self._time(first, offset), self._time(last, offset)
                 when = [text_time(x, not self.local_time) if x is not None else str(y)
                         for x, y in ((first_ns, first), (last_ns, last))]
                 noun = "record" if count == 1 else "records"

@@ -9,7 +9,6 @@ record then carries ``"rendered_exactly": False`` instead of silently differing 
 
 from __future__ import annotations
 
-import calendar
 import dataclasses
 import math
 import struct
@@ -698,14 +697,71 @@ class Formatter(Renderer):
         return self.message(node.parsed_format, fields, tags, node.children)
 
     def duration(self, node: d.Node, count: Any, spec_text: str, dyn: dict[str, int]) -> str:
-        if spec_text and ("%" in spec_text or spec_text.strip(" <>^0123456789{}.")):
+        if spec_text.startswith("%"):
+            return self.chrono_duration(node, count, spec_text)
+        if spec_text.strip(" <>^0123456789{}.*-_="):
             self.inexact(f"chrono format spec {{:{spec_text}}}")
-        spec = self.parse_spec(spec_text, dyn) if "%" not in spec_text else Spec()
+        spec = self.parse_spec(spec_text, dyn)
         if isinstance(count, Float):
             number = self.float(count, Spec(precision=spec.precision, type="f" if spec.precision is not None else ""))
         else:
             number = str(count)
         return self.pad(number + unit_suffix(node), dataclasses.replace(spec, precision=None), "<")
+
+    def chrono_duration(self, node: d.Node, count: Any, pattern: str) -> str:
+        """fmt 9's %-specs for a duration: fields of the time since zero, for integer counts."""
+        if isinstance(count, Float):
+            self.inexact("a chrono spec on a floating-point duration")
+            return self.float(count, Spec()) + unit_suffix(node)
+        total = Fraction(count) * node.num / node.den
+        negative = total < 0
+        total = abs(total)
+        whole = math.floor(total)
+        fraction = total - whole
+        digits = 0
+        den = node.den // math.gcd(node.num, node.den)
+        while den % 10 == 0 and den > 1:
+            den //= 10
+            digits += 1
+        if den != 1 and fraction:
+            self.inexact("%S of a period that is not a power of ten")
+
+        def seconds() -> str:
+            text = f"{whole % 60:02d}"
+            if digits:
+                text += "." + str(math.floor(fraction * 10**digits)).rjust(digits, "0")
+            return text
+
+        fields: dict[str, Callable[[], str]] = {
+            "H": lambda: f"{whole // 3600 % 24:02d}",
+            "M": lambda: f"{whole // 60 % 60:02d}",
+            "S": seconds,
+            "T": lambda: f"{whole // 3600 % 24:02d}:{whole // 60 % 60:02d}:" + seconds(),
+            "R": lambda: f"{whole // 3600 % 24:02d}:{whole // 60 % 60:02d}",
+            "Q": lambda: str(abs(count)),
+            "q": lambda: unit_suffix(node),
+            "%": lambda: "%",
+            "n": lambda: "\n",
+            "t": lambda: "\t",
+        }
+        out = ["-"] if negative else []
+        i = 0
+        while i < len(pattern):
+            c = pattern[i]
+            if c == "%" and i + 1 < len(pattern):
+                field = fields.get(pattern[i + 1])
+                if field is None:
+                    self.inexact(f"chrono spec %{pattern[i + 1]}")
+                    out.append(pattern[i : i + 2])
+                else:
+                    out.append(field())
+                i += 2
+                continue
+            if c in "{}":
+                self.inexact("a chrono spec with a dynamic width")
+            out.append(c)
+            i += 1
+        return "".join(out)
 
     def time_point(self, node: d.Node, count: Any, spec_text: str, dyn: dict[str, int]) -> str:
         if node.clock != 1:
@@ -753,10 +809,26 @@ _IN_RANGE = 3
 # ---- JSON values (what `terse cat -o json` puts in "args" and "context") -------------------
 
 
+def civil(seconds: int) -> tuple[int, int, int, int, int, int]:
+    """UTC calendar fields of any second count (time.gmtime stops at the platform's time_t)."""
+    days, rest = divmod(seconds, 86400)
+    # Howard Hinnant's days_from_civil inverse, valid for every proleptic Gregorian day.
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    return year, month, day, rest // 3600, rest // 60 % 60, rest % 60
+
+
 def rfc3339(unix_ns: int) -> str:
     seconds, ns = divmod(unix_ns, 10**9)
-    tm = time.gmtime(seconds)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", tm) + f".{ns:09d}Z"
+    y, mo, dd, h, mi, s = civil(seconds)
+    return f"{y:04d}-{mo:02d}-{dd:02d}T{h:02d}:{mi:02d}:{s:02d}.{ns:09d}Z"
 
 
 def scalar_json(value: Any) -> Any:
