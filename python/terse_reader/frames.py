@@ -172,13 +172,22 @@ class FrameReader:
         self.data = data
         self.report = report
         self.torn_tail = False
+        self._found: dict[bytes, int] = {}
+
+    def _next(self, pattern: bytes, start: int) -> int:
+        """The next ``pattern`` at or after ``start``, remembered so that a long run of false
+        candidates does not rescan the rest of the data for the other pattern each time."""
+        found = self._found.get(pattern)
+        if found is None or (found != -1 and found < start):
+            found = self.data.find(pattern, start)
+            self._found[pattern] = found
+        return found
 
     def _resync(self, pos: int, why: str) -> int | None:
-        data = self.data
         start = pos + 1
-        candidates = [i for i in (data.find(SYNC, start), data.find(MAGIC[:4], start)) if i >= 0]
+        candidates = [i for i in (self._next(SYNC, start), self._next(MAGIC[:4], start)) if i >= 0]
         if not candidates:
-            self.report(pos, f"{why}; no frame follows (skipped {len(data) - pos} bytes to the end)")
+            self.report(pos, f"{why}; no frame follows (skipped {len(self.data) - pos} bytes to the end)")
             return None
         found = min(candidates)
         self.report(pos, f"{why}; skipped {found - pos} bytes to offset {found}")

@@ -131,6 +131,11 @@ class StreamDecoder:
     def report(self, offset: int, reason: str) -> None:
         self._report(self.source, offset, reason)
 
+    def _frame_damage(self, offset: int, reason: str) -> None:
+        # Frames lost here may have held the numbers that the next numbered frame skips (§3.1).
+        self.lost_since_number += 1
+        self.report(offset, reason)
+
     def _reset(self) -> None:
         self.sites: dict[int, d.Site] = {}
         self.threads: dict[int, d.Thread] = {}
@@ -148,7 +153,7 @@ class StreamDecoder:
         self.no_clock_reported = False
 
     def records(self) -> Iterator[Record]:
-        reader = FrameReader(self.data, self.report)
+        reader = FrameReader(self.data, self._frame_damage)
         for item in reader:
             if isinstance(item, Preamble):
                 if item.offset:

@@ -73,9 +73,10 @@ using namespace std::chrono_literals;
 void integers() {
   for (int i = 0; i < 3; ++i) {
     // The same site several times: its fixed-size arguments are delta-coded.
-    TERSE_INFO("ints {} {} {} {} | {} {} {} {}", static_cast<std::int8_t>(-100 + i), static_cast<std::int16_t>(-30000 + i),
-               -2000000000 + i, std::int64_t{-9000000000000000000} + i, static_cast<std::uint8_t>(250 + i),
-               static_cast<std::uint16_t>(65530 + i), 4000000000u + static_cast<unsigned>(i),
+    TERSE_INFO("ints {} {} {} {} | {} {} {} {}", static_cast<std::int8_t>(-100 + i),
+               static_cast<std::int16_t>(-30000 + i), -2000000000 + i, std::int64_t{-9000000000000000000} + i,
+               static_cast<std::uint8_t>(250 + i), static_cast<std::uint16_t>(65530 + i),
+               4000000000u + static_cast<unsigned>(i),
                std::uint64_t{18000000000000000000u} + static_cast<std::uint64_t>(i));
   }
   TERSE_INFO("int specs [{:+d}] [{:x}] [{:#X}] [{:#o}] [{:#b}] [{:08d}] [{:<6}] [{:^7}] [{:*>9}] [{:c}]", 42, 255, 255,

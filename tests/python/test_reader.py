@@ -290,3 +290,12 @@ def test_pip_installs_into_a_venv_without_network(tmp_path: Path) -> None:
     assert installed.startswith(str(venv))
     expected = json.loads((DATA / "golden-v2.0.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert json.loads(first) == expected
+
+
+def test_to_dataframe_without_pandas_says_what_is_missing() -> None:
+    probe = ("import sys; sys.modules['pandas'] = None; import terse_reader\n"
+             "try:\n    terse_reader.to_dataframe(sys.argv[1])\n"
+             "except terse_reader.TerseReadError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(DATA / "golden-v2.0.tlog")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE})
+    assert "needs pandas" in done.stdout, done.stderr
