@@ -55,8 +55,8 @@ def _load(path: str) -> bytes:
         raise TerseReadError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _file_records(path: str, report: Callable[[str, int, str], None], local_time: bool) -> Iterator[Record]:
-    decoder = StreamDecoder(_load(path), path, report, local_time)
+def _file_records(path: str, report: Callable[[str, int, str], None], utc: bool) -> Iterator[Record]:
+    decoder = StreamDecoder(_load(path), path, report, utc)
     for record in decoder.records():
         record.source = path
         yield record
@@ -110,11 +110,12 @@ def _time_key(record: Record) -> int:
 
 
 def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem], None] | None = None,
-         strict: bool = False, local_time: bool = True) -> Iterator[Record]:
+         strict: bool = False, utc: bool = False) -> Iterator[Record]:
     """Yields the records of a ``.tlog`` file, a directory of them, or several such paths.
 
-    ``local_time`` renders system-clock time points in messages in the local time zone, as
-    ``terse cat`` does; the ``time`` key is always UTC (RFC 3339).
+    The ``time`` key is RFC 3339 in local time with its offset, as ``terse cat -o json``
+    prints it, or in UTC (``Z``) with ``utc=True``, as ``terse cat --utc`` does;
+    ``record.time_ns`` is the same instant in nanoseconds since 1970-01-01 UTC.
     """
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     report = _reporter(on_problem, strict)
@@ -128,7 +129,7 @@ def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem],
 
     def sequence(files: list[str]) -> Iterator[Record]:
         for f in files:
-            yield from _file_records(f, report, local_time)
+            yield from _file_records(f, report, utc)
 
     if len(sequences) == 1:
         yield from sequence(sequences[0])

@@ -40,8 +40,12 @@ class Record(dict):  # type: ignore[type-arg]
     # A §7 kind 3 report, whose count is its message: the text line adds no " [N suppressed]".
     suppressed_report: bool = False
 
-    def text(self, utc: bool = True) -> str:
-        """The line ``terse cat`` (``--utc`` when ``utc``) prints for the record."""
+    utc: bool = False
+
+    def text(self, utc: bool | None = None) -> str:
+        """The line ``terse cat`` prints for the record (as with ``--utc`` when ``utc``; by
+        default as the record was read)."""
+        utc = self.utc if utc is None else utc
         when = text_time(self.time_ns, utc) if self.time_ns is not None else str(self.ticks)
         level = self["level"] + (" (flight)" if self.get("flight") else "")
         line = f"{when} {level} [{self['thread']}] {self['file']}:{self['line']} {self['message']}"
@@ -54,11 +58,8 @@ class Record(dict):  # type: ignore[type-arg]
 
 def text_time(unix_ns: int, utc: bool) -> str:
     seconds, ns = divmod(unix_ns, 10**9)
-    try:
-        tm = time.gmtime(seconds) if utc else time.localtime(seconds)
-        return time.strftime("%Y-%m-%d %H:%M:%S", tm) + f".{ns:09d}"
-    except (OverflowError, OSError, ValueError):
-        return str(unix_ns)
+    y, mo, dd, h, mi, s = render.civil(seconds + (0 if utc else render.utc_offset(seconds)))
+    return f"{y:04d}-{mo:02d}-{dd:02d} {h:02d}:{mi:02d}:{s:02d}.{ns:09d}"
 
 
 def _round_away(x: float) -> int:
@@ -119,11 +120,11 @@ class StreamDecoder:
     """Decodes one stream (a file, or files concatenated); problems go to ``report``."""
 
     def __init__(self, data: bytes, source: str, report: Callable[[str, int, str], None],
-                 local_time: bool = True) -> None:
+                 utc: bool = False) -> None:
         self.data = data
         self.source = source
         self._report = report
-        self.local_time = local_time
+        self.utc = utc
         self.info: dict[int, Any] = {}
         self.frames_read = 0
         self._reset()
@@ -354,12 +355,17 @@ class StreamDecoder:
         if column is not None and column.left():
             self.report(frame.offset, f"tick column holds more ticks than its {index} records")
 
-    def _args(self, site: d.Site, args: bytes, prev: list[int] | None, texts: dict[int, bytes]) -> tuple[int, list[Any], list[int]]:
+    def _args(self, site: d.Site, args: bytes, prev: list[int] | None,
+              texts: dict[int, bytes]) -> tuple[int, list[Any], list[int], str | None]:
+        """Splits ``args`` by the site's tags and undoes the deltas (§7.1), then decodes the
+        values. A failure to split raises ``Malformed`` and ends the site's delta chain; a value
+        that is wrong inside bytes that split (a structured value that does not match its type
+        expression, an unknown text id) comes back as the fourth item and ends nothing."""
         cur = Cursor(args)
         suppressed = cur.varint() if site.limited and prev is not None else 0
-        budget = Budget()
         values: list[Any] = []
         raw_now = list(prev) if prev is not None else [0] * len(site.tags)
+        later: list[tuple[int, bytes]] = []
         for i, tag in enumerate(site.tags):
             if tag in d.FIXED_WIDTH:
                 stored = read_raw(cur, tag)
@@ -371,18 +377,39 @@ class StreamDecoder:
                 raw_now[i] = raw
                 values.append(scalar_from_raw(tag, raw))
             elif tag == d.STRUCTURED:
-                node = site.types[i]
-                assert node is not None
-                size = cur.u32()
-                sub = Cursor(cur.take(size))
-                values.append(read_structured(sub, node, budget))
-                if sub.left():
-                    raise Malformed(f"structured argument {i} does not fill its size")
+                later.append((i, cur.take(cur.u32())))
+                values.append(None)
+            elif tag == d.STRING:
+                start = cur.pos
+                header = cur.u32()
+                if header == 0xFFFFFFFE:
+                    cur.take(4)
+                elif header == 0xFFFFFFFD:
+                    cur.take(8)
+                    cur.take(cur.u32() & 0x7FFFFFFF)
+                elif header != 0xFFFFFFFF:
+                    cur.take(header & 0x7FFFFFFF)
+                later.append((i, args[start:cur.pos]))
+                values.append(None)
             else:
                 values.append(read_top_level(cur, tag, texts))
         if cur.left():
             raise Malformed("arguments do not fill args_size")
-        return suppressed, values, raw_now
+        budget = Budget()
+        try:
+            for i, data in later:
+                sub = Cursor(data)
+                if site.tags[i] == d.STRING:
+                    values[i] = read_top_level(sub, d.STRING, texts)
+                    continue
+                node = site.types[i]
+                assert node is not None
+                values[i] = read_structured(sub, node, budget)
+                if sub.left():
+                    raise Malformed(f"structured argument {i} does not fill its size")
+        except Malformed as exc:
+            return suppressed, values, raw_now, str(exc)
+        return suppressed, values, raw_now, None
 
     def _usable_site(self, site_id: int, offset: int) -> d.Site | None:
         site = self.sites.get(site_id)
@@ -407,13 +434,19 @@ class StreamDecoder:
             self.report(offset, f"a record of context site {site_id}; skipped")
             return None
         try:
-            suppressed, values, raw_now = self._args(site, args, prev.get(site_id, [0] * len(site.tags)), self.texts)
+            suppressed, values, raw_now, wrong = self._args(site, args, prev.get(site_id, [0] * len(site.tags)),
+                                                            self.texts)
         except Malformed as exc:
             chain_broken.add(site_id)
-            self.report(offset, f"record of site {site_id} does not match its site ({exc}); skipped")
+            self.report(offset, f"a record of site {site_id} does not match the site's argument types ({exc}); "
+                        "its later records in this frame are skipped")
             return None
         prev[site_id] = raw_now
-        fmt = render.Formatter(self.local_time)
+        if wrong is not None:
+            self.report(offset, f"a record of site {site_id} has a value that does not match its type ({wrong}); "
+                        "skipped")
+            return None
+        fmt = render.Formatter(self.utc)
         message = self._message(site, values, fmt)
         if site.names and any(site.names):
             json_args: Any = {name or str(i): render.json_value(site.types[i], v, fmt)
@@ -434,9 +467,9 @@ class StreamDecoder:
                 raise site.parsed_format
             return fmt.message(site.parsed_format, values, site.tags, site.types)
         except render.Unformattable:
-            fmt.inexact("an unformattable site or record, whose arguments the reference reader lists")
-            parts = [render.Formatter(self.local_time).arg(v, site.tags[i], site.types[i], "", {})
-                     for i, v in enumerate(values)]
+            # §8's own rendering of such a record: the notes of the failed attempt do not apply.
+            fmt.notes.clear()
+            parts = [fmt.arg(v, site.tags[i], site.types[i], "", {}) for i, v in enumerate(values)]
             return " | ".join(["<unformattable> " + site.format] + parts)
 
     def _make(self, ticks: int, offset: int, level: str, thread_index: int, file: str, line: int, message: str,
@@ -446,7 +479,8 @@ class StreamDecoder:
         record = Record()
         record.time_ns = unix_ns
         record.ticks = ticks
-        record["time"] = render.rfc3339(unix_ns) if unix_ns is not None else ticks
+        record.utc = self.utc
+        record["time"] = render.rfc3339(unix_ns, self.utc) if unix_ns is not None else ticks
         record["level"] = level
         record["thread"] = self._thread_shown(thread_index)
         record["file"] = file
@@ -478,11 +512,12 @@ class StreamDecoder:
                 count, first, last = cur.u64(), cur.u64(), cur.u64()
                 t = self._thread_shown(thread_index)
                 first_ns, last_ns = self._time(first, offset), self._time(last, offset)
-                when = [text_time(x, not self.local_time) if x is not None else str(y)
+                when = [text_time(x, self.utc) if x is not None else str(y)
                         for x, y in ((first_ns, first), (last_ns, last))]
                 noun = "record" if count == 1 else "records"
                 message = f"{count} {noun} dropped on thread {t} between {when[0]} and {when[1]}"
-                return self._make(ticks, offset, "warn", thread_index, "terse", 0, message, [], 0, flight, contexts, [])
+                return self._make(ticks, offset, "warn", thread_index, "terse", 0, message, [count], 0, flight,
+                                  contexts, [])
             if kind == 3:
                 site_id, count = cur.varint(), cur.varint()
                 site = self._usable_site(site_id, offset)
@@ -511,10 +546,12 @@ class StreamDecoder:
         if site is None or not site.context or len(site.tags) != 2 or site.tags[0] != d.STRING or site.broken:
             self.report(offset, f"context push names site {site_id}, which is not a usable context site; ignored")
             return
-        _, values, _ = self._args(site, cur.data[cur.pos:cur.end], None, {})
+        _, values, _, wrong = self._args(site, cur.data[cur.pos:cur.end], None, {})
+        if wrong is not None:
+            raise Malformed(wrong)
         key_value, value = values
         key = render.scalar_json(key_value) or ""
-        fmt = render.Formatter(self.local_time)
+        fmt = render.Formatter(self.utc)
         text = fmt.arg(value, site.tags[1], site.types[1], "", {})
         json_v = render.json_value(site.types[1], value, fmt)
         entry = [serial, key[:MAX_CONTEXT_TEXT], json_v, text[:MAX_CONTEXT_TEXT]]

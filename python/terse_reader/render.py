@@ -148,9 +148,11 @@ class Spec:
 class Renderer:
     """Renders one record's message; ``notes`` collects why it may not be fmt's text."""
 
-    def __init__(self, local_time: bool = True) -> None:
+    def __init__(self, utc: bool = False) -> None:
         self.notes: list[str] = []
-        self.local_time = local_time
+        # Time points in messages: fmt 9 prints them in local time.
+        self.local_time = True
+        self.utc = utc
 
     def inexact(self, why: str) -> None:
         if why not in self.notes:
@@ -318,6 +320,39 @@ class Renderer:
         frac = frac.rstrip("0")
         text = "0x" + whole + ("." + frac if frac else "") + "p" + exponent
         return text.upper() if spec.type == "A" else text
+
+
+_TYPES = {"int": "bBcdoxX", "bool": "sbBcdoxX", "char": "c?bBdoxX", "float": "aAeEfFgG", "string": "s?",
+          "pointer": "p"}
+
+
+def check_spec(spec: Spec, value: Any) -> None:
+    """What fmt refuses for the argument's type: such a record is "<unformattable>" (§8)."""
+    if isinstance(value, bool):
+        kind = "bool"
+    elif isinstance(value, int):
+        kind = "int"
+    elif isinstance(value, Char):
+        kind = "char"
+    elif isinstance(value, Float):
+        kind = "float"
+    elif isinstance(value, Str):
+        kind = "string"
+    else:
+        kind = "pointer"
+    if spec.type and spec.type not in _TYPES[kind]:
+        raise Unformattable(f"presentation '{spec.type}' for a {kind}")
+    textual = kind == "string" or kind == "pointer" or (kind in ("bool", "char") and spec.type in ("", "s", "c", "?"))
+    if textual and (spec.sign or spec.alt or spec.zero):
+        raise Unformattable(f"a numeric flag for a {kind}")
+    if spec.precision is not None and kind in ("int", "pointer") or (kind in ("bool", "char") and spec.precision
+                                                                       is not None and not textual):
+        raise Unformattable(f"a precision for a {kind}")
+
+
+def _only_fill_align_width(spec: Spec, what: str) -> None:
+    if spec.sign or spec.alt or spec.zero or spec.precision is not None or spec.locale or spec.type:
+        raise Unformattable(f"{what} accepts only fill, align and width")
 
 
 def display_width(text: str) -> int:
@@ -499,7 +534,7 @@ def shortest(f: Float) -> str:
 def float_json(f: Float) -> Any:
     """A float as the CLI's JSON writes it: its shortest digits, read back as a Python float."""
     if f.exact is None:
-        return None
+        return ("-" if f.negative else "") + ("nan" if f.value != f.value else "inf")
     text = shortest(f)
     value = float(text)
     return -value if f.negative else value
@@ -537,6 +572,7 @@ class Formatter(Renderer):
 
     def scalar(self, value: Any, spec_text: str, dyn: dict[str, int]) -> str:
         spec = self.parse_spec(spec_text, dyn)
+        check_spec(spec, value)
         if isinstance(value, bool):
             return self.boolean(value, spec)
         if isinstance(value, int):
@@ -588,7 +624,7 @@ class Formatter(Renderer):
             if elem_spec is not None and kind == d.MAP:
                 self.inexact("an element spec on a map")
                 elem_spec = None
-            body = ", ".join(self._seq_items(node, value, inner, elem_spec))
+            body = ", ".join(self._seq_items(node, value, inner, elem_spec, dyn))
             return brackets[:1] + body + brackets[1:]
         if kind == d.TUPLE:
             self._empty_spec(spec_text)
@@ -645,6 +681,7 @@ class Formatter(Renderer):
             return self.string(value, self.parse_spec(spec_text, dyn))
         if kind == d.BITSET:
             spec = self.parse_spec(spec_text, dyn)
+            _only_fill_align_width(spec, "a bitset")
             bits = "".join("1" if value >> i & 1 else "0" for i in range(node.n - 1, -1, -1))
             return self.pad(bits, spec, "<")
         self.inexact(f"type node 0x{kind:02x}")
@@ -655,34 +692,38 @@ class Formatter(Renderer):
             return self._element(node, value, QUOTED if where == QUOTED else where)
         return self.structured(node, value, spec_text, dyn, where)
 
-    def _seq_items(self, node: d.Node, value: Seq, inner: int, elem_spec: str | None) -> list[str]:
+    def _seq_items(self, node: d.Node, value: Seq, inner: int, elem_spec: str | None,
+                   dyn: dict[str, int]) -> list[str]:
         parts = []
         child_where = inner
         for item in value.items:
             if node.kind == d.MAP:
                 key, mapped = item
-                parts.append(self._range_element(node.children[0], key, child_where, None) + ": " +
-                             self._range_element(node.children[1], mapped, child_where, None))
+                parts.append(self._range_element(node.children[0], key, child_where, None, dyn) + ": " +
+                             self._range_element(node.children[1], mapped, child_where, None, dyn))
             else:
-                parts.append(self._range_element(node.children[0], item, child_where, elem_spec))
+                parts.append(self._range_element(node.children[0], item, child_where, elem_spec, dyn))
         if value.total is not None:
             if not parts:
                 self.inexact("a truncated container with no stored element")
             parts.append(f"... {value.total} total")
         return parts
 
-    def _range_element(self, node: d.Node, value: Any, where: int, elem_spec: str | None) -> str:
+    def _range_element(self, node: d.Node, value: Any, where: int, elem_spec: str | None,
+                       dyn: dict[str, int]) -> str:
+        # fmt 9 parses the element formatter only when the range spec has an element part
+        # ("{::}", "{::x}"); a nested range parsed so quotes its strings as a top-level one.
         if elem_spec is not None:
             if node.kind in d.SCALAR_TAGS:
-                return self.scalar(value, elem_spec, {})
-            return self.structured(node, value, elem_spec, {}, _IN_RANGE)
+                return self.scalar(value, elem_spec, dyn)
+            return self.structured(node, value, elem_spec, dyn, TOP)
         if node.kind in (d.SEQUENCE, d.SET, d.MAP):
             return self.structured(node, value, "", {}, _IN_RANGE)
         return self._element(node, value, where)
 
     def _empty_spec(self, spec_text: str) -> None:
         if spec_text:
-            self.inexact(f"format spec {{:{spec_text}}} on a value that takes none")
+            raise Unformattable(f"format spec {{:{spec_text}}} on a value that takes none")
 
     def user(self, node: d.Node, fields: list[Any]) -> str:
         if node.parsed_format is None:
@@ -774,8 +815,6 @@ class Formatter(Renderer):
         pattern = spec_text or "%Y-%m-%d %H:%M:%S"
         if set(c for i, c in enumerate(pattern) if i and pattern[i - 1] == "%") - _STRFTIME_OK:
             self.inexact(f"chrono format spec {{:{spec_text}}}")
-        if not self.local_time:
-            self.inexact("a time point in the reader's local time, asked for in UTC")
         try:
             tm = time.localtime(seconds) if self.local_time else time.gmtime(seconds)
             return time.strftime(pattern, tm)
@@ -825,10 +864,24 @@ def civil(seconds: int) -> tuple[int, int, int, int, int, int]:
     return year, month, day, rest // 3600, rest // 60 % 60, rest % 60
 
 
-def rfc3339(unix_ns: int) -> str:
+def utc_offset(seconds: int) -> int:
+    """The local time zone's offset from UTC at that moment, in seconds (0 outside time_t)."""
+    try:
+        return time.localtime(seconds).tm_gmtoff
+    except (OverflowError, OSError, ValueError):
+        return 0
+
+
+def rfc3339(unix_ns: int, utc: bool = True) -> str:
+    """As terse cat's JSON "time": UTC with Z, or local time with its offset (Z when it is 0)."""
     seconds, ns = divmod(unix_ns, 10**9)
-    y, mo, dd, h, mi, s = civil(seconds)
-    return f"{y:04d}-{mo:02d}-{dd:02d}T{h:02d}:{mi:02d}:{s:02d}.{ns:09d}Z"
+    offset = 0 if utc else utc_offset(seconds)
+    y, mo, dd, h, mi, s = civil(seconds + offset)
+    zone = "Z"
+    if offset:
+        sign = "+" if offset > 0 else "-"
+        zone = f"{sign}{abs(offset) // 3600:02d}:{abs(offset) // 60 % 60:02d}"
+    return f"{y:04d}-{mo:02d}-{dd:02d}T{h:02d}:{mi:02d}:{s:02d}.{ns:09d}{zone}"
 
 
 def scalar_json(value: Any) -> Any:
@@ -892,7 +945,7 @@ def json_value(node: d.Node | None, value: Any, fmt: Formatter) -> Any:
         else:
             ns = math.floor(Fraction(value) * node.num * 10**9 / node.den)
         try:
-            return rfc3339(ns)
+            return rfc3339(ns, fmt.utc)
         except (OverflowError, OSError, ValueError):
             return None
     if kind == d.ERROR_CODE:
