@@ -54,7 +54,7 @@ def cli(*args: str) -> list[str]:
 
 
 def compare(label: str, records: list[terse_reader.Record], json_lines: list[str], text_lines: list[str] | None,
-            text_of=lambda r: r.text(utc=True)) -> None:
+            text_of=lambda r: r.text()) -> None:
     """Every record's dict equals the CLI's JSON object (its message too, unless the reader
     flagged it as not exact); exact records' text equals the CLI's text line."""
     expected = [json.loads(line) for line in json_lines]
@@ -77,9 +77,9 @@ def compare(label: str, records: list[terse_reader.Record], json_lines: list[str
                 assert text_of(record) == text_lines[i], f"{label} record {i} text"
 
 
-def read_all(path: str | Path) -> tuple[list[terse_reader.Record], list[terse_reader.Problem]]:
+def read_all(path: str | Path, utc: bool = False) -> tuple[list[terse_reader.Record], list[terse_reader.Problem]]:
     problems: list[terse_reader.Problem] = []
-    records = list(terse_reader.read(str(path), on_problem=problems.append))
+    records = list(terse_reader.read(str(path), on_problem=problems.append, utc=utc))
     return records, problems
 
 
@@ -97,7 +97,8 @@ def print_shares():
 
 @pytest.mark.parametrize("version", ["1.1", "1.3", "1.4", "1.5", "2.0"])
 def test_golden_files_match_their_expected_output(version: str) -> None:
-    records, problems = read_all(DATA / f"golden-v{version}.tlog")
+    # The expected files were printed with --utc.
+    records, problems = read_all(DATA / f"golden-v{version}.tlog", utc=True)
     assert problems == []
     json_lines = (DATA / f"golden-v{version}.jsonl").read_text(encoding="utf-8").splitlines()
     text_lines = (DATA / f"golden-v{version}.txt").read_text(encoding="utf-8").splitlines()
@@ -206,7 +207,8 @@ def test_damaged_payloads_with_good_checksums_raise_nothing_foreign() -> None:
 
 def test_problems_are_reported_with_offsets_and_strict_mode_raises() -> None:
     data = bytearray((DATA / "golden-v2.0.tlog").read_bytes())
-    data[200] ^= 0x10
+    first_records = next(f for f in FrameReader(bytes(data), lambda *_: None) if isinstance(f, Frame) and f.type == 6)
+    data[first_records.offset + 24 + 3] ^= 0x10  # its payload: the frame fails its checksum
     damaged = Path(os.environ.get("TMPDIR", "/tmp")) / f"terse-python-damaged-{os.getpid()}.tlog"
     damaged.write_bytes(bytes(data))
     try:
@@ -241,13 +243,13 @@ def test_written_files_match_the_cli_file_by_file(written: Path) -> None:
     for f in files:
         records, problems = read_all(f)
         assert problems == []
-        compare("runtime files", records, cli("cat", "-o", "json", str(f)), cli("cat", "--utc", str(f)))
+        compare("runtime files", records, cli("cat", "-o", "json", str(f)), cli("cat", str(f)))
 
 
 def test_a_written_directory_matches_the_cli(written: Path) -> None:
     records, problems = read_all(written)
     assert problems == []
-    compare("runtime directory", records, cli("cat", "-o", "json", str(written)), cli("cat", "--utc", str(written)))
+    compare("runtime directory", records, cli("cat", "-o", "json", str(written)), cli("cat", str(written)))
     kinds = {key for r in records for key in r}
     assert {"suppressed", "context"} <= kinds
 
@@ -259,7 +261,25 @@ def test_two_writers_in_one_directory_merge_as_the_cli_merges(tmp_path: Path) ->
         assert p.wait(timeout=120) == 0
     records, problems = read_all(tmp_path)
     assert problems == []
-    compare("two writers", records, cli("cat", "-o", "json", str(tmp_path)), cli("cat", "--utc", str(tmp_path)))
+    compare("two writers", records, cli("cat", "-o", "json", str(tmp_path)), cli("cat", str(tmp_path)))
+
+
+@pytest.mark.parametrize("zone", ["Asia/Kolkata", "America/St_Johns"])
+def test_local_and_utc_times_match_the_cli_in_another_time_zone(written: Path, zone: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        for utc in (False, True):
+            records, _ = read_all(written, utc=utc)
+            flag = ["--utc"] if utc else []
+            compare(f"runtime directory, TZ={zone}", records, cli("cat", "-o", "json", *flag, str(written)),
+                    cli("cat", *flag, str(written)))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_to_dataframe(written: Path) -> None:
