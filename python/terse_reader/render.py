@@ -545,7 +545,7 @@ def float_json(f: Float) -> Any:
 _UNITS = {(1, 10**18): "as", (1, 10**15): "fs", (1, 10**12): "ps", (1, 10**9): "ns", (1, 10**6): "µs",
           (1, 1000): "ms", (1, 100): "cs", (1, 10): "ds", (1, 1): "s", (10, 1): "das", (100, 1): "hs",
           (1000, 1): "ks", (10**6, 1): "Ms", (10**9, 1): "Gs", (10**12, 1): "Ts", (10**15, 1): "Ps",
-          (10**18, 1): "Es", (60, 1): "min", (3600, 1): "h", (86400, 1): "d"}
+          (10**18, 1): "Es", (60, 1): "m", (3600, 1): "h"}
 
 
 def unit_suffix(node: d.Node) -> str:
@@ -601,6 +601,9 @@ class Formatter(Renderer):
             return escape_char(value.byte, self)
         if kind in d.SCALAR_TAGS:
             return self.scalar(value, "", {})
+        if kind in (d.SEQUENCE, d.SET):
+            # Written by fmt 9 without parsing its formatter: its strings stay unquoted.
+            return self.structured(node, value, "", {}, _IN_RANGE)
         return self.structured(node, value, "", {}, where)
 
     def structured(self, node: d.Node, value: Any, spec_text: str, dyn: dict[str, int], where: int) -> str:
@@ -608,8 +611,10 @@ class Formatter(Renderer):
         if kind in d.SCALAR_TAGS:
             return self.scalar(value, spec_text, dyn)
         if kind in (d.SEQUENCE, d.SET, d.MAP):
-            # fmt 9 quotes the strings of a range, but not those of a range inside a range.
-            inner = NESTED if where in (NESTED, _IN_RANGE) else QUOTED
+            # fmt 9 quotes a range's strings only where it parsed the range's formatter: at the
+            # top level, or for a range's elements when its spec has an element part. A range
+            # inside a range, tuple, aggregate or optional is formatted unparsed.
+            inner = QUOTED if where == TOP else NESTED
             brackets = "[]" if kind == d.SEQUENCE else "{}"
             elem_spec: str | None = None
             text = spec_text
@@ -640,7 +645,12 @@ class Formatter(Renderer):
             self._empty_spec(spec_text)
             if not value.present:
                 return "none"
-            return "optional(" + self._element(node.children[0], value.value, QUOTED) + ")"
+            # Formatted as fmt 10 does, whose optional parses the inner formatter: a range
+            # inside quotes its strings as at the top level.
+            child = node.children[0]
+            if child.kind in (d.SEQUENCE, d.SET):
+                return "optional(" + self.structured(child, value.value, "", {}, TOP) + ")"
+            return "optional(" + self._element(child, value.value, QUOTED) + ")"
         if kind == d.VARIANT:
             self._empty_spec(spec_text)
             if value.index < 0:
@@ -698,9 +708,10 @@ class Formatter(Renderer):
         child_where = inner
         for item in value.items:
             if node.kind == d.MAP:
+                # fmt 9 writes a map's keys and values as tuple elements: always quoted.
                 key, mapped = item
-                parts.append(self._range_element(node.children[0], key, child_where, None, dyn) + ": " +
-                             self._range_element(node.children[1], mapped, child_where, None, dyn))
+                parts.append(self._element(node.children[0], key, QUOTED) + ": " +
+                             self._element(node.children[1], mapped, QUOTED))
             else:
                 parts.append(self._range_element(node.children[0], item, child_where, elem_spec, dyn))
         if value.total is not None:
@@ -717,8 +728,6 @@ class Formatter(Renderer):
             if node.kind in d.SCALAR_TAGS:
                 return self.scalar(value, elem_spec, dyn)
             return self.structured(node, value, elem_spec, dyn, TOP)
-        if node.kind in (d.SEQUENCE, d.SET, d.MAP):
-            return self.structured(node, value, "", {}, _IN_RANGE)
         return self._element(node, value, where)
 
     def _empty_spec(self, spec_text: str) -> None:

@@ -134,7 +134,13 @@ void structured() {
   TERSE_INFO("optional {} {} variant {} {} {}", std::optional<int>(3), std::optional<std::string>(),
              std::variant<int, std::string>(std::string("v")), std::variant<int, std::string>(9),
              std::variant<std::monostate, int>());
-  TERSE_INFO("durations {} {} {} {} {} {}", 42ms, 1500us, 3s, 90min, 2h, std::chrono::duration<double>(1.5));
+  TERSE_INFO("durations {} {} {} {} {} {} {} {}", 42ms, 1500us, 3s, 90min, 2h, std::chrono::duration<double>(1.5),
+             std::chrono::duration<int, std::ratio<86400>>(2), std::chrono::duration<long, std::ratio<5, 7>>(3));
+  TERSE_INFO("chrono specs {:%H:%M:%S} {:%T} {:%Q %q}", 3725s, 1234567ms, 42us);
+  std::vector<std::map<std::string, int>> maps{{{"k", 1}}};
+  std::vector<std::pair<std::string, int>> pairs{{"p", 1}};
+  TERSE_INFO("nesting {} {} {} {} {::}", maps, pairs, std::optional<std::vector<std::string>>({"o"}),
+             std::tuple(std::vector<std::string>{"t"}, std::string("u")), nested);
   TERSE_INFO("time point {}",
              std::chrono::system_clock::time_point(std::chrono::sys_days(std::chrono::year(2026) / 3 / 4)) + 5h);
   TERSE_INFO("system {} {} {}", std::make_error_code(std::errc::no_such_file_or_directory),
@@ -197,15 +203,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   cfg.name = "py";
-  cfg.roll_bytes = 8192;
+  cfg.roll_bytes = 4096;
   cfg.flight_level = terse::Level::trace;
   terse::start(cfg);
-  integers();
-  floats();
-  text();
-  structured();
-  limited_and_context();
-  threads();
+  // Flushed between groups, so that the file rolls between them (at most one write past roll_bytes).
+  for (auto group : {integers, floats, text, structured, limited_and_context, threads}) {
+    group();
+    terse::flush();
+  }
   for (int i = 0; i < 200; ++i) TERSE_INFO("filler {} to roll the file {}", i, std::string(40, 'f'));
   terse::stop();
   return 0;
