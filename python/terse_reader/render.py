@@ -954,7 +954,7 @@ def json_value(node: d.Node | None, value: Any, fmt: Formatter) -> Any:
         else:
             ns = math.floor(Fraction(value) * node.num * 10**9 / node.den)
         try:
-            return rfc3339(ns, fmt.utc)
+            return rfc3339(ns, True)  # UTC whatever the reader's zone, unlike the "time" key
         except (OverflowError, OSError, ValueError):
             return None
     if kind == d.ERROR_CODE:

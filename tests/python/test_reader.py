@@ -83,13 +83,12 @@ def read_all(path: str | Path, utc: bool = False) -> tuple[list[terse_reader.Rec
     return records, problems
 
 
-@pytest.fixture(scope="session", autouse=True)
-def print_shares():
-    yield
-    total = [sum(s[0] for s in SHARES.values()), sum(s[1] for s in SHARES.values())]
-    lines = [f"  {label}: {e}/{n} ({100.0 * e / n:.1f} %)" for label, (e, n) in sorted(SHARES.items()) if n]
-    overall = f"{total[0]}/{total[1]} ({100.0 * total[0] / max(total[1], 1):.1f} %)"
-    sys.__stdout__.write("\nrecords rendered exactly, per source:\n" + "\n".join(lines) + f"\n  overall: {overall}\n")
+def share_lines() -> list[str]:
+    """The share of records rendered exactly, per source and overall (conftest.py prints it)."""
+    exact = sum(s[0] for s in SHARES.values())
+    total = sum(s[1] for s in SHARES.values())
+    lines = [f"{label}: {e}/{n} ({100.0 * e / n:.1f} %)" for label, (e, n) in sorted(SHARES.items()) if n]
+    return lines + [f"overall: {exact}/{total} ({100.0 * exact / max(total, 1):.1f} %)"]
 
 
 # ---- 1. golden files ------------------------------------------------------------------------
