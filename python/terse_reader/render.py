@@ -534,7 +534,7 @@ def shortest(f: Float) -> str:
 def float_json(f: Float) -> Any:
     """A float as the CLI's JSON writes it: its shortest digits, read back as a Python float."""
     if f.exact is None:
-        return ("-" if f.negative else "") + ("nan" if f.value != f.value else "inf")
+        return "nan" if f.value != f.value else ("-inf" if f.negative else "inf")
     text = shortest(f)
     value = float(text)
     return -value if f.negative else value
@@ -672,9 +672,11 @@ class Formatter(Renderer):
             self._empty_spec(spec_text)
             return _byte_text(value.category.data) + ":" + str(value.value)
         if kind == d.PATH:
-            if spec_text:
-                self.inexact("a format spec on a path")
-            return escape_string(value.data, self)
+            # fmt 9's path formatter quotes the path, then applies fill, align and width.
+            spec = self.parse_spec(spec_text, dyn)
+            if spec.sign or spec.alt or spec.zero or spec.precision is not None or spec.type or spec.locale:
+                self.inexact(f"format spec {{:{spec_text}}} on a path")
+            return self.pad(escape_string(value.data, self), spec, "<")
         if kind == d.THREAD_ID:
             if spec_text:
                 self.inexact("a format spec on a thread id")
