@@ -106,7 +106,7 @@ def _sequences(directory: str) -> list[list[str]]:
 
 
 def _time_key(record: Record) -> int:
-    return record.time_ns if record.time_ns is not None else record.ticks
+    return record.time_ns
 
 
 def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem], None] | None = None,
@@ -146,6 +146,6 @@ def to_dataframe(path: PathLike | Iterable[PathLike], **kwargs: Any) -> Any:
         raise TerseReadError("to_dataframe needs pandas (Debian: python3-pandas; pip: pandas)") from None
     rows = list(read(path, **kwargs))
     frame = pandas.DataFrame(rows)
-    if "time" in frame and rows:
+    if rows:
         frame["time"] = pandas.to_datetime([r.time_ns for r in rows], unit="ns", utc=True)
     return frame

@@ -33,7 +33,7 @@ class Record(dict):  # type: ignore[type-arg]
     ``"rendered_exactly": False`` where the message may differ from fmt's), and what the text
     output needs besides."""
 
-    time_ns: int | None
+    time_ns: int
     ticks: int
     notes: list[str]
     context_text: str
@@ -46,7 +46,7 @@ class Record(dict):  # type: ignore[type-arg]
         """The line ``terse cat`` prints for the record (as with ``--utc`` when ``utc``; by
         default as the record was read)."""
         utc = self.utc if utc is None else utc
-        when = text_time(self.time_ns, utc) if self.time_ns is not None else str(self.ticks)
+        when = text_time(self.time_ns, utc)
         level = self["level"] + (" (flight)" if self.get("flight") else "")
         line = f"{when} {level} [{self['thread']}] {self['file']}:{self['line']} {self['message']}"
         if self.get("suppressed") and not self.suppressed_report:
@@ -62,9 +62,12 @@ def text_time(unix_ns: int, utc: bool) -> str:
     return f"{y:04d}-{mo:02d}-{dd:02d} {h:02d}:{mi:02d}:{s:02d}.{ns:09d}"
 
 
+LIMIT_NS = 9.2e18  # times are clamped inside int64, with room for rounding (§5)
+INT64_MAX = (1 << 63) - 1
+
+
 def _round_away(x: float) -> int:
-    if not math.isfinite(x):
-        raise OverflowError("time out of range")
+    """llround: half away from zero."""
     r = math.trunc(x)
     if abs(x - r) >= 0.5:
         r += 1 if x > 0 else -1
@@ -74,6 +77,11 @@ def _round_away(x: float) -> int:
 def _signed64(v: int) -> int:
     v &= MASK64
     return v - (1 << 64) if v >> 63 else v
+
+
+def _before(a: int, b: int) -> bool:
+    """Tick order as §5 compares ticks: by their difference modulo 2^64, read as signed."""
+    return _signed64(a - b) < 0
 
 
 class Calibration:
@@ -91,29 +99,42 @@ class Clock:
         self.frames: list[Calibration] = []
 
     def add(self, cal: Calibration) -> None:
-        if self.frames and cal.ticks == self.frames[-1].ticks:
-            self.frames[-1] = cal
-        elif self.frames and cal.ticks < self.frames[-1].ticks:
-            self.frames = [cal]
-        else:
-            self.frames = (self.frames + [cal])[-4:]
+        frames = self.frames
+        if frames and frames[-1].ticks == cal.ticks:
+            frames.pop()
+        if frames and not _before(frames[-1].ticks, cal.ticks):
+            frames.clear()
+        frames.append(cal)
+        del frames[:-4]
 
-    def convert(self, ticks: int) -> int | None:
+    @property
+    def calibrated(self) -> bool:
+        return bool(self.frames)
+
+    def convert(self, ticks: int) -> int:
         frames = self.frames
         if not frames:
-            return None
-        for a, b in zip(frames, frames[1:]):
-            if a.ticks <= ticks < b.ticks and b.unix_ns > a.unix_ns:
-                line_rate = (b.ticks - a.ticks) * 1e9 / (b.unix_ns - a.unix_ns)
-                if abs(line_rate - b.rate) <= 0.01 * b.rate:
-                    return a.unix_ns + _round_away(float(ticks - a.ticks) * float(b.unix_ns - a.unix_ns) /
-                                                   float(b.ticks - a.ticks))
-        chosen = frames[0]
-        for cal in frames:
-            if cal.ticks <= ticks:
-                chosen = cal
-        diff = _signed64(ticks - chosen.ticks)
-        return chosen.unix_ns + _round_away(float(diff) * 1e9 / chosen.rate)
+            return ticks & INT64_MAX  # raw ticks, shown as if they were nanoseconds
+        at = len(frames) - 1
+        while at > 0 and _before(ticks, frames[at].ticks):
+            at -= 1
+        if at + 1 < len(frames) and not _before(ticks, frames[at].ticks):
+            a, b = frames[at], frames[at + 1]
+            if b.unix_ns > a.unix_ns:
+                span_ns = b.unix_ns - a.unix_ns
+                span_ticks = float((b.ticks - a.ticks) & MASK64)
+                rate = span_ticks * 1e9 / float(span_ns)
+                if abs(rate - b.rate) <= b.rate * 0.01:
+                    offset = float((ticks - a.ticks) & MASK64) * float(span_ns) / span_ticks
+                    return a.unix_ns + min(_round_away(min(max(offset, 0.0), LIMIT_NS)), span_ns)
+        point = frames[at]
+        delta = float(_signed64(ticks - point.ticks)) * 1e9 / point.rate
+        when = float(point.unix_ns) + delta
+        if not when > -LIMIT_NS:
+            return int(-LIMIT_NS)
+        if not when < LIMIT_NS:
+            return int(LIMIT_NS)
+        return point.unix_ns + _round_away(min(max(delta, -LIMIT_NS), LIMIT_NS))
 
 
 class StreamDecoder:
@@ -289,16 +310,11 @@ class StreamDecoder:
         thread = self.threads.get(index)
         return thread.os_tid if thread is not None and thread.os_tid else index
 
-    def _time(self, ticks: int, offset: int) -> int | None:
-        try:
-            unix_ns = self.clock.convert(ticks)
-        except OverflowError:
-            self.report(offset, f"ticks {ticks} convert to a time out of range; raw ticks shown")
-            return None
-        if unix_ns is None and not self.no_clock_reported:
+    def _time(self, ticks: int, offset: int) -> int:
+        if not self.clock.calibrated and not self.no_clock_reported:
             self.no_clock_reported = True
-            self.report(offset, "records frame before any calibration frame; raw ticks shown")
-        return unix_ns
+            self.report(offset, "records before any clock calibration; times are raw ticks")
+        return self.clock.convert(ticks)
 
     def _records(self, frame: Frame, flight: bool, columnar: bool) -> Iterator[Record]:
         cur = Cursor(frame.payload)
@@ -480,7 +496,7 @@ class StreamDecoder:
         record.time_ns = unix_ns
         record.ticks = ticks
         record.utc = self.utc
-        record["time"] = render.rfc3339(unix_ns, self.utc) if unix_ns is not None else ticks
+        record["time"] = render.rfc3339(unix_ns, self.utc)
         record["level"] = level
         record["thread"] = self._thread_shown(thread_index)
         record["file"] = file
@@ -511,9 +527,7 @@ class StreamDecoder:
             if kind == 1:
                 count, first, last = cur.u64(), cur.u64(), cur.u64()
                 t = self._thread_shown(thread_index)
-                first_ns, last_ns = self._time(first, offset), self._time(last, offset)
-                when = [text_time(x, self.utc) if x is not None else str(y)
-                        for x, y in ((first_ns, first), (last_ns, last))]
+                when = [text_time(self.clock.convert(t), self.utc) for t in (first, last)]
                 noun = "record" if count == 1 else "records"
                 message = f"{count} {noun} dropped on thread {t} between {when[0]} and {when[1]}"
                 return self._make(ticks, offset, "warn", thread_index, "terse", 0, message, [count], 0, flight,
