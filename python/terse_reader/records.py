@@ -178,13 +178,10 @@ class StreamDecoder:
         reader = FrameReader(self.data, self._frame_damage)
         for item in reader:
             if isinstance(item, Preamble):
-                if item.offset:
-                    self._finish_numbers()
                 self._reset()
                 continue
             self.frames_read += 1
             yield from self._frame(item)
-        self._finish_numbers()
         self.torn_tail = reader.torn_tail
 
     # ---- frame numbers (§3.1) ---------------------------------------------------------------
@@ -205,9 +202,6 @@ class StreamDecoder:
             self.lost_since_number = 0
             self.unknown_since_number = 0
         return True
-
-    def _finish_numbers(self) -> None:
-        pass
 
     # ---- frames -------------------------------------------------------------------------
 
