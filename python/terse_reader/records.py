@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import math
 import struct
-import time
 from typing import Any, Callable, Iterator
 
 from . import dictionary as d
 from . import render
 from .errors import Malformed
 from .frames import Cursor, Frame, FrameReader, Preamble
-from .values import Budget, Str, read_raw, read_structured, read_top_level, scalar_from_raw
+from .values import Budget, read_raw, read_structured, read_top_level, scalar_from_raw
 
 INFO, CALIBRATION, DICTIONARY, RECORDS, FLIGHT, RECORDS_COLUMNAR, FLIGHT_COLUMNAR = range(1, 8)
 RECORD_TYPES = (RECORDS, FLIGHT, RECORDS_COLUMNAR, FLIGHT_COLUMNAR)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import struct
 import time
 import unicodedata
 from decimal import Decimal
@@ -19,7 +18,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from . import dictionary as d
-from .values import Char, ErrorCode, Float, Optional, Pointer, Private, Seq, Str, Variant
+from .values import Char, Float, Pointer, Seq, Str
 
 MAX_WIDTH = 65536
 
