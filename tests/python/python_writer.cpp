@@ -139,8 +139,9 @@ void structured() {
   TERSE_INFO("chrono specs {:%H:%M:%S} {:%T} {:%Q %q}", 3725s, 1234567ms, 42us);
   std::vector<std::map<std::string, int>> maps{{{"k", 1}}};
   std::vector<std::pair<std::string, int>> pairs{{"p", 1}};
-  TERSE_INFO("nesting {} {} {} {} {::}", maps, pairs, std::optional<std::vector<std::string>>({"o"}),
-             std::tuple(std::vector<std::string>{"t"}, std::string("u")), nested);
+  TERSE_INFO("nesting {} {} {} {} {::} {}", maps, pairs, std::optional<std::vector<std::string>>({"o"}),
+             std::tuple(std::vector<std::string>{"t"}, std::string("u")), nested,
+             std::variant<int, std::vector<std::string>>(std::vector<std::string>{"w"}));
   TERSE_INFO("time point {}",
              std::chrono::system_clock::time_point(std::chrono::sys_days(std::chrono::year(2026) / 3 / 4)) + 5h);
   TERSE_INFO("system {} {} {}", std::make_error_code(std::errc::no_such_file_or_directory),
