@@ -7,6 +7,7 @@ stand alone.
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from typing import Any, Callable, Iterator
@@ -561,12 +562,12 @@ class StreamDecoder:
         fmt = render.Formatter(self.utc)
         text = fmt.arg(value, site.tags[1], site.types[1], "", {})
         json_v = render.json_value(site.types[1], value, fmt)
+        if len(json.dumps(json_v, ensure_ascii=False, separators=(",", ":")).encode()) > MAX_CONTEXT_TEXT:
+            json_v = text[:MAX_CONTEXT_TEXT]  # §7.3: a value too big for JSON is shown as its text
         entry = [serial, key[:MAX_CONTEXT_TEXT], json_v, text[:MAX_CONTEXT_TEXT]]
         open_ = contexts.setdefault(thread_index, [])
-        for i, existing in enumerate(open_):
-            if existing[0] == serial:
-                open_[i] = entry
-                return
+        # A push of a serial already open takes the old one's field away and stands last.
+        open_[:] = [c for c in open_ if c[0] != serial]
         if len(open_) >= MAX_CONTEXTS:
             self.report(offset, f"thread {thread_index} has over {MAX_CONTEXTS} open contexts; push ignored")
             return
