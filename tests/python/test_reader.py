@@ -250,7 +250,7 @@ def test_a_written_directory_matches_the_cli(written: Path) -> None:
     assert problems == []
     compare("runtime directory", records, cli("cat", "-o", "json", str(written)), cli("cat", str(written)))
     kinds = {key for r in records for key in r}
-    assert {"suppressed", "context"} <= kinds
+    assert {"suppressed", "context", "flight"} <= kinds
 
 
 def test_two_writers_in_one_directory_merge_as_the_cli_merges(tmp_path: Path) -> None:
