@@ -301,7 +301,7 @@ def test_pip_installs_into_a_venv_without_network(tmp_path: Path) -> None:
     subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--no-build-isolation", "-q", str(source)],
                    check=True, timeout=300)
     probe = ("import json, sys, terse_reader; "
-             "r = list(terse_reader.read(sys.argv[1])); "
+             "r = list(terse_reader.read(sys.argv[1], utc=True)); "
              "print(terse_reader.__file__); print(json.dumps(dict(r[0])))")
     done = subprocess.run([str(python), "-c", probe, str(DATA / "golden-v2.0.tlog")], capture_output=True, text=True,
                           check=True, timeout=120, cwd=tmp_path)
