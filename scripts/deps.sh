@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
 if [[ ${1:-build} == test ]]; then
   packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
+  # The Python reader's tests (tests/python): zstd, pytest, a venv for its pip install, pandas.
+  packages+=(python3-zstandard python3-pytest python3-venv python3-setuptools python3-wheel python3-pandas)
 fi
 missing=()
 for p in "${packages[@]}"; do

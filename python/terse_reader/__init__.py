@@ -1,0 +1,151 @@
+"""terse_reader: read terse ``.tlog`` files from Python, by ``schema/FORMAT.md`` alone.
+
+``read(path)`` yields one dict per record with the keys and values ``terse cat -o json``
+prints for it (``time, level, thread, file, line, message, args`` and, where they apply,
+``suppressed``, ``flight``, ``context``). A directory yields its log files as the CLI reads it:
+the files of one writer (same NAME, and the same host, pid, program and run id in their info
+frames) one after another in sequence-number order, different writers merged by record time.
+
+Messages are rendered by fmt's rules. Where this package cannot promise fmt's exact text
+(chrono specs, ``{:L}``, hexadecimal long doubles, escapes of odd characters and the like), the
+record has one more key, ``"rendered_exactly": False``, and its ``message`` is the nearest
+rendering it can make; ``record.notes`` says why. Records without that key are exact.
+
+Damage never raises: every problem (its source, byte offset and reason, as FORMAT.md §9
+reports them) goes to ``on_problem`` when given, else it is issued as a ``TerseWarning``; with
+``strict=True`` the first problem raises ``TerseReadError``, the only exception the package
+raises (also for a path that cannot be read).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import warnings
+from typing import Any, Callable, Iterable, Iterator, Union
+
+from .errors import Problem, TerseReadError, TerseWarning
+from .records import Record, StreamDecoder
+
+__all__ = ["read", "to_dataframe", "Record", "Problem", "TerseReadError", "TerseWarning"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+_NAME = re.compile(r"^(?P<name>.*)-(?P<date>\d{8})-(?P<seq>\d{3,9})\.tlog$")
+
+
+def _reporter(on_problem: Callable[[Problem], None] | None, strict: bool) -> Callable[[str, int, str], None]:
+    def report(source: str, offset: int, reason: str) -> None:
+        problem = Problem(source, offset, reason)
+        if strict:
+            raise TerseReadError(str(problem), problem)
+        if on_problem is not None:
+            on_problem(problem)
+        else:
+            warnings.warn(str(problem), TerseWarning, stacklevel=3)
+
+    return report
+
+
+def _load(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise TerseReadError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _file_records(path: str, report: Callable[[str, int, str], None], utc: bool) -> Iterator[Record]:
+    decoder = StreamDecoder(_load(path), path, report, utc)
+    for record in decoder.records():
+        record.source = path
+        yield record
+
+
+def _writer_identity(path: str) -> tuple[Any, ...]:
+    """Info keys 2, 3, 4 and 9 (§4), read from the file's first frame without decoding the rest;
+    files that do not say are all one writer."""
+    from .records import INFO
+    from .frames import Frame, FrameReader
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return ()
+    decoder = StreamDecoder(head, path, lambda *_: None)
+    for item in FrameReader(head, lambda *_: None):
+        if isinstance(item, Frame):
+            if item.type == INFO:
+                decoder._info(item.payload)
+            break
+    info = decoder.info
+    return tuple(info.get(k) for k in (2, 3, 4, 9))
+
+
+def _sequences(directory: str) -> list[list[str]]:
+    """The directory's ``.tlog`` files grouped into writers' sequences, each in §2.1 order."""
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".tlog"))
+    except OSError as exc:
+        raise TerseReadError(f"{directory}: {exc.strerror or exc}") from None
+    groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for n in names:
+        m = _NAME.match(n)
+        key: tuple[Any, ...]
+        if m:
+            order = (m["name"], m["date"], int(m["seq"]))
+            key = (m["name"],)
+        else:
+            order = (n, "", 0)
+            key = (n,)
+        path = os.path.join(directory, n)
+        groups.setdefault(key + _writer_identity(path), []).append(order + (path,))
+    first = sorted(groups.values(), key=lambda files: min(files)[:3])
+    return [[f[3] for f in sorted(files)] for files in first]
+
+
+def _time_key(record: Record) -> int:
+    return record.time_ns
+
+
+def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem], None] | None = None,
+         strict: bool = False, utc: bool = False) -> Iterator[Record]:
+    """Yields the records of a ``.tlog`` file, a directory of them, or several such paths.
+
+    The ``time`` key is RFC 3339 in local time with its offset, as ``terse cat -o json``
+    prints it, or in UTC (``Z``) with ``utc=True``, as ``terse cat --utc`` does;
+    ``record.time_ns`` is the same instant in nanoseconds since 1970-01-01 UTC.
+    """
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    report = _reporter(on_problem, strict)
+    sequences: list[list[str]] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            sequences.extend(_sequences(p))
+        else:
+            sequences.append([p])
+
+    def sequence(files: list[str]) -> Iterator[Record]:
+        for f in files:
+            yield from _file_records(f, report, utc)
+
+    if len(sequences) == 1:
+        yield from sequence(sequences[0])
+    else:
+        yield from heapq.merge(*(sequence(s) for s in sequences), key=_time_key)
+
+
+def to_dataframe(path: PathLike | Iterable[PathLike], **kwargs: Any) -> Any:
+    """The records of ``read(path, **kwargs)`` as a pandas DataFrame (one column per key, with a
+    ``datetime64[ns, UTC]`` time). pandas is imported only here, so it is not a requirement."""
+    try:
+        import pandas
+    except ImportError:
+        raise TerseReadError("to_dataframe needs pandas (Debian: python3-pandas; pip: pandas)") from None
+    rows = list(read(path, **kwargs))
+    frame = pandas.DataFrame(rows)
+    if rows:
+        frame["time"] = pandas.to_datetime([r.time_ns for r in rows], unit="ns", utc=True)
+    return frame

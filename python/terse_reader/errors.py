@@ -1,0 +1,40 @@
+"""Problems met while reading, and the one exception type the reader raises.
+
+FORMAT.md §9 asks a reader to report damage with its source, offset and reason and to read on,
+so damage is not an exception here: it is a ``Problem`` handed to the caller's ``on_problem``
+callback (or issued as a ``TerseWarning`` when there is none). ``TerseReadError`` is raised only
+when the caller asks for strictness or when there is nothing to read at all (a path that does not
+exist); no other exception type is meant to escape the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One reported problem: where (file and byte offset) and why."""
+
+    source: str
+    offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: offset {self.offset}: {self.reason}"
+
+
+class TerseReadError(Exception):
+    """The reader's only exception: an unreadable input, or a problem in strict mode."""
+
+    def __init__(self, message: str, problem: Problem | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+class TerseWarning(UserWarning):
+    """Issued for each problem when the caller gave no ``on_problem`` callback."""
+
+
+class Malformed(Exception):
+    """Internal: a payload does not parse; caught inside the package, never escapes it."""
