@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages terse needs, only those that are missing.
-# Usage: scripts/deps.sh [build|test]  (test adds clang, sanitizer runtimes and bench baselines)
+# Usage: scripts/deps.sh [build|test]  (test adds clang, sanitizer runtimes, bench baselines,
+# and pkgconf and lnav for the package tests)
 set -euo pipefail
 packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
 if [[ ${1:-build} == test ]]; then
-  packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
+  packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox pkgconf lnav)
 fi
 missing=()
 for p in "${packages[@]}"; do
