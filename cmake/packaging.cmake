@@ -65,6 +65,9 @@ endif()
 # One package, for developers and operators alike: the static library and
 # headers need their dependencies' development packages, the CLI needs their
 # runtime ones. The names and versions are Debian 12's.
+# Debian's place for the licence of a package.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
+
 set(CPACK_PACKAGE_NAME terse)
 set(CPACK_PACKAGE_VENDOR "the terse authors")
 set(CPACK_PACKAGE_CONTACT "terse developers <dev@terse.invalid>")

@@ -86,6 +86,7 @@ run(dpkg -x ${debs} ${PACKAGE_ROOT})
 set(expected_files
   ${INSTALL_BINDIR}/terse
   ${INSTALL_MANDIR}/man1/terse.1
+  ${INSTALL_DOCDIR}/copyright
   ${INSTALL_DATADIR}/bash-completion/completions/terse
   ${INSTALL_DATADIR}/terse/lnav/terse_json.json
   ${INSTALL_INCLUDEDIR}/terse/terse.hpp

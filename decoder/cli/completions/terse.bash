@@ -46,8 +46,10 @@ _terse_takes_value() {
 
 # COMPREPLY: .tlog files and directories that start with $1.
 _terse_paths() {
-  local IFS=$'\n'
-  COMPREPLY=($(compgen -d -- "$1") $(compgen -f -X '!*.tlog' -- "$1"))
+  mapfile -t COMPREPLY < <(
+    compgen -d -- "$1"
+    compgen -f -X '!*.tlog' -- "$1"
+  )
   # Directories get their slash; outside a completion (a test) there is no
   # completion to set options on.
   compopt -o filenames 2>/dev/null
@@ -72,14 +74,13 @@ _terse_values() {
       words=$levels
       ;;
     --mask | --cursor-file)
-      local IFS=$'\n'
-      COMPREPLY=($(compgen -f -P "$prefix" -- "$cur"))
+      mapfile -t COMPREPLY < <(compgen -f -P "$prefix" -- "$cur")
       compopt -o filenames 2>/dev/null
       return 0
       ;;
   esac
   # A free value (a time, a thread, a pattern...): nothing to offer.
-  COMPREPLY=($(compgen -P "$prefix" -W "$words" -- "$cur"))
+  mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$words" -- "$cur")
   return 0
 }
 
@@ -127,15 +128,15 @@ _terse() {
 
   if [[ -z $command ]]; then
     if [[ $cur == -* ]]; then
-      COMPREPLY=($(compgen -W "$(_terse_options "")" -- "$cur"))
+      mapfile -t COMPREPLY < <(compgen -W "$(_terse_options "")" -- "$cur")
     else
-      COMPREPLY=($(compgen -W "cat verify stats ship" -- "$cur"))
+      mapfile -t COMPREPLY < <(compgen -W "cat verify stats ship" -- "$cur")
     fi
     return 0
   fi
 
   if [[ $cur == -* ]]; then
-    COMPREPLY=($(compgen -W "$(_terse_options "$command")" -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -W "$(_terse_options "$command")" -- "$cur")
     return 0
   fi
   _terse_paths "$cur"
