@@ -72,7 +72,7 @@ set(CPACK_PACKAGE_NAME terse)
 set(CPACK_PACKAGE_VENDOR "the terse authors")
 set(CPACK_PACKAGE_CONTACT "terse developers <dev@terse.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "low-latency binary logging library for C++20, and the terse log reader")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "terse logs from C++20 programs at a cost of nanoseconds per call: call sites copy their raw "
     "arguments into per-thread buffers, and a background thread writes zstd-compressed, checksummed "
     "frames to rolling files. The package holds the library (headers, libterse, CMake and pkg-config "
