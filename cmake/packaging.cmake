@@ -81,7 +81,11 @@ string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "an lnav format for its JSON lines.")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # terse_VERSION_ARCH.deb, as dpkg names them
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# The CLI without its debug information (50 MB of a RelWithDebInfo build);
+# CMake strips executables and shared libraries only, so libterse.a keeps its
+# symbols.
+set(CPACK_STRIP_FILES TRUE)  # terse_VERSION_ARCH.deb, as dpkg names them
 set(CPACK_SOURCE_IGNORE_FILES "/build.*/" "/\\.git/")
 
 set(TERSE_DEB_DEPENDS

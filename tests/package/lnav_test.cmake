@@ -16,11 +16,15 @@ run(${TERSE_CLI_PATH} cat -o json ${work}/logs)
 set(json_lines "${last_output}")
 file(WRITE ${work}/records.json "${json_lines}")
 
-set(query ";SELECT log_format, log_time, log_level, log_body, thread, file, line FROM all_logs")
-run(${lnav_env} ${LNAV} -n -c "${query}" -c ":write-json-to -" ${work}/records.json)
-set(before "${last_output}")
-if(before MATCHES "\"terse_json\"")
-  message(FATAL_ERROR "lnav took the records for terse_json before the format was installed:\n${before}")
+# The queries go in script files: a leading ';' would be lost in a CMake
+# list. lnav reports a failed query on stderr only, so the tests read what
+# it printed.
+file(WRITE ${work}/formats.lnav ";SELECT log_format FROM all_logs\n:write-json-to -\n")
+file(WRITE ${work}/records.lnav
+  ";SELECT log_time, log_level, log_body, thread, file, line FROM terse_json\n:write-json-to -\n")
+run(${lnav_env} ${LNAV} -n -f ${work}/formats.lnav ${work}/records.json)
+if(last_output MATCHES "terse_json")
+  message(FATAL_ERROR "lnav took the records for terse_json before the format was installed:\n${last_output}")
 endif()
 
 run(${lnav_env} ${LNAV} -i ${TERSE_PREFIX}/${INSTALL_DATADIR}/terse/lnav/terse_json.json)
@@ -29,10 +33,10 @@ if(NOT installed)
   message(FATAL_ERROR "lnav -i installed no terse_json.json under the scratch HOME")
 endif()
 
-run(${lnav_env} ${LNAV} -n -c "${query}" -c ":write-json-to -" ${work}/records.json)
+run(${lnav_env} ${LNAV} -n -f ${work}/records.lnav ${work}/records.json)
 set(rows "${last_output}")
 
-# One lnav row per JSON line, in order.
+# One row of lnav's terse_json table per JSON line, in order.
 string(REGEX REPLACE "\n$" "" json_lines "${json_lines}")
 string(REPLACE "\n" ";" json_lines "${json_lines}")
 list(LENGTH json_lines count)
@@ -48,8 +52,6 @@ endif()
 set(i 0)
 foreach(line ${json_lines})
   string(JSON row GET "${rows}" ${i})
-  string(JSON format GET "${row}" log_format)
-  expect_equal("record ${i}: lnav's format" "${format}" "terse_json")
   string(JSON level GET "${line}" level)
   # lnav's own name for terse's warn.
   if(level STREQUAL "warn")
