@@ -96,6 +96,9 @@ set(expected_files
   ${INSTALL_LIBDIR}/cmake/terse/terseConfigVersion.cmake
   ${INSTALL_LIBDIR}/cmake/terse/terseTargets.cmake
   ${INSTALL_LIBDIR}/pkgconfig/terse.pc)
+if(TERSE_HAVE_READER)
+  list(APPEND expected_files ${INSTALL_LIBDIR}/pkgconfig/terse-reader.pc)
+endif()
 foreach(file ${expected_files})
   if(NOT EXISTS ${TERSE_PREFIX}/${file})
     message(FATAL_ERROR "the package lacks /usr/${file}")

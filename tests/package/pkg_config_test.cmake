@@ -18,6 +18,18 @@ file(REAL_PATH ${prefix} prefix)
 file(REAL_PATH ${TERSE_PREFIX} unpacked)
 expect_equal("pkg-config --variable=prefix terse" "${prefix}" "${unpacked}")
 
+# The reader library's file, where this tree builds that library: it names
+# the library that lies in the package.
+if(TERSE_HAVE_READER)
+  run(${PKG_CONFIG} --libs-only-L --libs-only-l terse-reader)
+  if(NOT last_output MATCHES "-L([^ ]+) -lterse_reader")
+    message(FATAL_ERROR "pkg-config --libs terse-reader: '${last_output}' does not link terse_reader")
+  endif()
+  if(NOT EXISTS ${CMAKE_MATCH_1}/libterse_reader.a AND NOT EXISTS ${CMAKE_MATCH_1}/libterse_reader.so)
+    message(FATAL_ERROR "pkg-config --libs terse-reader points at ${CMAKE_MATCH_1}, which has no libterse_reader")
+  endif()
+endif()
+
 run(${PKG_CONFIG} --cflags --libs terse)
 separate_arguments(flags UNIX_COMMAND "${last_output}")
 run(${CXX_COMPILER} -std=c++20 ${PROGRAM_SOURCE} ${flags} -o ${work}/prog)
