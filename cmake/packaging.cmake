@@ -62,9 +62,6 @@ if(NOT TERSE_TOP_LEVEL)
   return()
 endif()
 
-# One package, for developers and operators alike: the static library and
-# headers need their dependencies' development packages, the CLI needs their
-# runtime ones. The names and versions are Debian 12's.
 # Debian's place for the licence of a package.
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
 
@@ -81,13 +78,18 @@ string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "an lnav format for its JSON lines.")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # terse_VERSION_ARCH.deb, as dpkg names them
 # The CLI without its debug information (50 MB of a RelWithDebInfo build);
 # CMake strips executables and shared libraries only, so libterse.a keeps its
 # symbols.
-set(CPACK_STRIP_FILES TRUE)  # terse_VERSION_ARCH.deb, as dpkg names them
+set(CPACK_STRIP_FILES TRUE)
 set(CPACK_SOURCE_IGNORE_FILES "/build.*/" "/\\.git/")
 
+# One package, for developers and operators alike: the CLI (and a shared
+# libterse) needs the runtime libraries; the headers and the static library
+# need what a program that includes and links them needs: fmt 9's and
+# Boost.PFR's headers, zstd to link (and the CMake packages that terse's own
+# finds). The names and versions are Debian 12's.
 set(TERSE_DEB_DEPENDS
     "libc6"
     "libgcc-s1"
