@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   CLI::App app{"terse: read, follow, filter, check and summarise terse binary log files, and ship them to Kafka"};
   app.require_subcommand(1);
   app.footer(kMainFooter);
+  app.set_version_flag("--version", "terse " TERSE_VERSION_STRING);
   CatOptions cat_options;
   VerifyOptions verify_options;
   StatsOptions stats_options;
