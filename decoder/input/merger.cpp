@@ -69,7 +69,7 @@ bool Merger::next(decoder::Record& record) {
     if (!slot.has_head && !slot.done && !slot.waiting) {
       slot.has_head = slot.source->next(slot.head);
       if (slot.has_head) {
-        if (keep_positions_) slot.head_file = slot.source->current_name();
+        slot.head_file = slot.source->current_name();
       } else {
         found_nothing(slot);
       }
@@ -212,6 +212,7 @@ void Merger::found_nothing(Slot& slot) {
 void Merger::took(Slot& slot, const decoder::Record& record, const std::string& file) {
   slot.latest_ns = std::max(slot.latest_ns, record.unix_ns);
   slot.quiet_since_ns = kNever;
+  last_file_ = file;
   if (keep_positions_) {
     if (!slot.position) slot.position.emplace();
     slot.position->file = file;
