@@ -412,9 +412,13 @@ std::string_view Record::format() const {
 
 std::string Record::message() const {
   std::string out;
-  decoder::TimeStyle style = style_of(*data_);
-  decoder::render_message(rec(data_), out, nullptr, &style);
+  message(out);
   return out;
+}
+
+bool Record::message(std::string& out) const {
+  decoder::TimeStyle style = style_of(*data_);
+  return decoder::render_message(rec(data_), out, nullptr, &style);
 }
 
 std::vector<Value> Record::args() const {
@@ -682,7 +686,11 @@ bool Reader::decode_parallel(unsigned workers, const RendererFactory& make_rende
 
 Summary Reader::summary() const {
   Summary s = impl_->summary;
-  s.damaged = impl_->merger ? impl_->merger->damaged() : impl_->stream->summary().damaged;
+  decoder::Summary totals = impl_->merger ? impl_->merger->totals() : impl_->stream->summary();
+  s.damaged = impl_->merger ? impl_->merger->damaged() : totals.damaged;
+  s.frames = totals.frames;
+  s.stored_records = totals.records;
+  s.torn_tail = totals.torn_tail;
   return s;
 }
 

@@ -195,6 +195,17 @@ std::uint64_t Merger::damaged() const {
   return total;
 }
 
+decoder::Summary Merger::totals() const {
+  decoder::Summary total;
+  for (const auto& slot : slots_) {
+    const decoder::Summary& s = slot.source->totals();
+    total.frames += s.frames;
+    total.records += s.records;
+    total.torn_tail = total.torn_tail || s.torn_tail;
+  }
+  return total;
+}
+
 bool Merger::awaiting_first_log() const {
   return follow_ && std::any_of(dirs_.begin(), dirs_.end(), [](const WatchedDir& dir) { return !dir.has_log; });
 }

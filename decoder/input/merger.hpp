@@ -94,6 +94,8 @@ class Merger {
   std::string resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes);
 
   std::uint64_t damaged() const;
+  // Every input's Source::totals added up.
+  decoder::Summary totals() const;
 
  private:
   static constexpr std::int64_t kNever = INT64_MIN;

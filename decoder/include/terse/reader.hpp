@@ -163,6 +163,9 @@ class Record {
   // a drop report's text for one. A record the decoder cannot format
   // safely is rendered as its raw format and arguments behind a marker.
   std::string message() const;
+  // The same appended to `out`; false when the record could not be
+  // formatted and what was appended is the raw form behind the marker.
+  bool message(std::string& out) const;
   std::vector<Value> args() const;
   // One name per argument ("" for a positional one), or none when every
   // argument is positional.
@@ -225,7 +228,8 @@ struct Options {
   ProblemHandler on_problem;
   // Keep reading after the end: next() returning false then means "nothing
   // more yet", and poll() or wait() look again (new records, rolled files,
-  // writers that start later), as `terse cat -f` does.
+  // writers that start later), as `terse cat -f` does. For paths only; a
+  // path that does not exist yet is then waited for, not an OpenError.
   bool follow = false;
   // A path that cannot be opened is a Problem and the rest is read, instead
   // of an OpenError (what `terse cat` does with several paths).
@@ -238,7 +242,13 @@ struct Options {
 
 // What the inputs held, so far.
 struct Summary {
-  std::uint64_t records = 0;  // given by next()
+  std::uint64_t records = 0;  // given by next() (or rendered by decode_parallel)
+  // Of the files read to their end so far (as `terse verify` counts them):
+  // their frames, every record in them whether the filter took it or not,
+  // and whether one ended in a torn tail.
+  std::uint64_t frames = 0;
+  std::uint64_t stored_records = 0;
+  bool torn_tail = false;
   std::uint64_t damaged = 0;  // problems reported (files that would not open too), torn tails not counted
   // Directories that could not be listed (with options.report_open_failures).
   std::uint64_t unreadable_inputs = 0;
