@@ -3,8 +3,10 @@
 //
 // Link terse::reader (find_package(terse CONFIG REQUIRED COMPONENTS reader)).
 // This header includes only the standard library: the decoder behind it
-// (fmt, zstd and the file format's internals) stays inside the library, so a
-// program built against one version of it keeps working as it grows.
+// (fmt, zstd and the file format's internals) stays inside the library
+// (Reader is a pointer to its state), and what crosses this interface is
+// plain values (numbers, strings, vectors), so a program needs none of those
+// headers and no internal layout leaks into it.
 //
 //   terse::reader::Options options;
 //   options.filter.min_level = terse::reader::Level::warn;
@@ -54,8 +56,8 @@ struct Problem {
 };
 using ProblemHandler = std::function<void(const Problem&)>;
 
-// A path that cannot be opened (missing, unreadable, not a log): the only
-// trouble that throws, since nothing can be read at all.
+// A path that cannot be opened (missing, unreadable, a directory that
+// cannot be listed): the only trouble that throws, since nothing can be read.
 class OpenError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
