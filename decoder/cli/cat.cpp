@@ -1,7 +1,11 @@
 // `terse cat`: prints records as text lines or JSON lines, merged by time,
 // filtered, optionally following live files and resuming after a cursor.
+// The records come from terse::reader, as any program reading logs gets
+// them; only their rendering (patterns, JSON, redaction) looks at the
+// decoder's record underneath.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,15 +17,16 @@
 #include <CLI/CLI.hpp>
 
 #include <terse/decoder.hpp>
+#include <terse/reader.hpp>
 
 #include "changes.hpp"
 #include "commands.hpp"
-#include "cursor.hpp"
 #include "filters.hpp"
+#include "log_files.hpp"
 #include "mask.hpp"
-#include "merger.hpp"
 #include "output.hpp"
 #include "printer.hpp"
+#include "reader_detail.hpp"
 
 namespace terse::cli {
 namespace {
@@ -109,8 +114,7 @@ class CatRun {
       : o_(o),
         setup_(setup),
         problems_("terse", TornTails::count_silently),
-        printer_(std::move(setup.line), setup.style, setup.filters.grep, setup.mask ? &*setup.mask : nullptr),
-        merger_(problems_.reporter(), setup.filters.decoder, o.follow) {
+        printer_(std::move(setup.line), setup.style, setup.filters.grep, setup.mask ? &*setup.mask : nullptr) {
     // A torn tail is where a live or crashed writer stopped: the end of the
     // data, not damage (`verify` still reports it).
     problems_.before_each([this] { return out_.flush(); });  // keep stderr and stdout in order on a terminal
@@ -118,11 +122,10 @@ class CatRun {
   }
 
   int run() {
-    bool inputs_ok = merger_.add_paths(o_.paths);
-    if (auto code = start_cursors()) return *code;
+    if (auto code = open()) return *code;
     if (o_.schema_header) out_.buffer() += json_schema_header(o_.show_cursor);
-    if (Source* only = parallel_source()) {
-      if (auto code = print_parallel(*only)) return *code;
+    if (print_parallel()) {
+      if (out_.state() != Output::State::open) return exit_code_of(out_.state());
     } else {
       if (o_.tail_lines) {
         if (auto code = print_last_lines(*o_.tail_lines)) return *code;
@@ -130,44 +133,53 @@ class CatRun {
       if (auto code = print_rounds()) return *code;
     }
     if (!out_.flush()) return exit_code_of(out_.state());
-    return inputs_ok && merger_.damaged() == 0 ? kExitOk : kExitDamage;
+    reader::Summary summary = reader_->summary();
+    return summary.unreadable_inputs == 0 && summary.damaged == 0 ? kExitOk : kExitDamage;
   }
 
  private:
-  // --show-cursor and --after-cursor; an exit code when they cannot apply.
-  std::optional<int> start_cursors() {
-    if (!o_.show_cursor && !o_.after_cursor) return std::nullopt;
-    if (merger_.reads_stdin()) {
+  // The reader over the inputs, and --show-cursor and --after-cursor; an
+  // exit code when they cannot apply.
+  std::optional<int> open() {
+    bool cursors = o_.show_cursor || o_.after_cursor;
+    if (cursors && std::find(o_.paths.begin(), o_.paths.end(), "-") != o_.paths.end()) {
       std::fprintf(stderr,
                    "terse: cursors name places in files, and standard input has none: give the files or "
                    "directories instead of -\n");
       return kExitUsage;
     }
-    merger_.keep_positions();
+    reader::Options options;
+    options.filter = setup_.filters.reader_filter;
+    options.follow = o_.follow;
+    options.cursors = cursors;
+    // Each path that cannot be read is said, and the others are read.
+    options.report_open_failures = true;
+    options.on_problem = [this](const reader::Problem& p) {
+      problems_.reporter()(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
+    };
+    reader_.emplace(o_.paths, std::move(options));
     if (!o_.after_cursor) return std::nullopt;
     const std::string& text = *o_.after_cursor;
-    ParsedCursor cursor = parse_cursor(text);
-    if (!cursor.error.empty()) {
+    reader::ResumeResult resumed = reader_->resume_after(text);
+    if (resumed.malformed) {
       std::string shown = text.size() > 80 ? text.substr(0, 77) + "..." : text;
       std::fprintf(stderr,
                    "terse: --after-cursor '%s' is not a cursor: %s; pass the \"cursor\" value that "
                    "'terse cat -o json --show-cursor' printed, unchanged\n",
-                   shown.c_str(), cursor.error.c_str());
+                   shown.c_str(), resumed.error.c_str());
       return kExitUsage;
     }
-    std::vector<std::string> notes;
-    std::string error = merger_.resume_after(cursor.inputs, notes);
-    if (!error.empty()) {
-      std::fprintf(stderr, "terse: --after-cursor: %s\n", error.c_str());
+    if (!resumed.ok) {
+      std::fprintf(stderr, "terse: --after-cursor: %s\n", resumed.error.c_str());
       return kExitUsage;
     }
-    for (const auto& note : notes) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
+    for (const auto& note : resumed.notes) std::fprintf(stderr, "terse: --after-cursor: %s\n", note.c_str());
     return std::nullopt;
   }
 
   // The next record, or false: none for now, or the run must end (halt_ says how).
-  bool next(decoder::Record& record) {
-    bool got = merger_.next(record);
+  bool next(reader::Record& record) {
+    bool got = reader_->next(record);
     if (problems_.bad_resume()) {
       std::fprintf(stderr,
                    "terse: the cursor does not fit the file it names (was the file replaced or damaged?); "
@@ -182,19 +194,16 @@ class CatRun {
     return got;
   }
 
-  bool print(const decoder::Record& record, std::string& text) {
-    if (!printer_.print(record, text)) return false;
-    if (o_.show_cursor) {
-      merger_.positions(positions_);
-      add_cursor_key(text, positions_);
-    }
+  bool print(const reader::Record& record, std::string& text) {
+    if (!printer_.print(reader::detail::raw(record), text)) return false;
+    if (o_.show_cursor) add_cursor_key(text, reader_->cursor());
     return true;
   }
 
   // -n: only the last N lines are kept while the rest is read.
   std::optional<int> print_last_lines(std::size_t count) {
     std::deque<std::string> ring;
-    decoder::Record record;
+    reader::Record record;
     while (next(record)) {
       std::string text;
       if (!print(record, text)) continue;
@@ -209,34 +218,25 @@ class CatRun {
     return std::nullopt;
   }
 
-  // The input that may be decoded on several threads: one sequence of files,
-  // read once through. Following, merging, -n and cursors need each record
-  // in turn (its time, its position) and take the one-thread path.
-  Source* parallel_source() {
-    if (threads_ <= 1 || o_.follow || o_.tail_lines || o_.show_cursor || o_.after_cursor) return nullptr;
-    return merger_.only_sequence();
-  }
-
-  std::optional<int> print_parallel(Source& source) {
-    decoder::RendererFactory make_renderer = [this] {
+  // One sequence of files, read once through, may be decoded on several
+  // threads (the reader says whether the inputs are that). Following,
+  // merging, -n and cursors need each record in turn (its time, its
+  // position) and take the one-thread path. False when it did not apply.
+  bool print_parallel() {
+    if (threads_ <= 1 || o_.tail_lines) return false;
+    reader::RendererFactory make_renderer = [this] {
       auto printer = std::make_shared<Printer>(printer_);
-      return decoder::RecordRenderer(
-          [printer](const decoder::Record& record, std::string& out) { printer->print(record, out); });
+      return reader::Renderer([printer](const reader::Record& record, std::string& out) {
+        printer->print(reader::detail::raw(record), out);
+      });
     };
-    decoder::ChunkWriter write = [this](std::string_view text) { return out_.write(text); };
-    source.drain([&](int fd, const std::string& name, decoder::Summary& summary) {
-      decoder::ParallelDecoder decoder(name, problems_.reporter(), threads_);
-      decoder.set_filter(setup_.filters.decoder);
-      summary = decoder.decode_fd(fd, make_renderer, write);
-      return out_.state() == Output::State::open;
-    });
-    if (out_.state() != Output::State::open) return exit_code_of(out_.state());
-    return std::nullopt;
+    return reader_->decode_parallel(threads_, make_renderer,
+                                    [this](std::string_view text) { return out_.write(text); });
   }
 
   // Everything there is, then (following) round after round of what comes.
   std::optional<int> print_rounds() {
-    decoder::Record record;
+    reader::Record record;
     for (;;) {
       while (next(record)) {
         print(record, out_.buffer());
@@ -247,10 +247,10 @@ class CatRun {
       // One batch is out: flush it so `| grep` sees it now.
       if (!out_.flush()) return exit_code_of(out_.state());
       if (Output::reader_gone()) return kExitOk;
-      for (const auto& dir : merger_.directories()) changes_.watch_directory(dir);
+      for (const auto& dir : reader_->watched_directories()) changes_.watch_directory(dir);
       if (setup_.mask) changes_.watch_directory(parent_of(setup_.mask->path()));
-      changes_.wait(merger_.next_round_in());
-      merger_.new_round();
+      changes_.wait(reader_->poll_interval());
+      reader_->poll();
       // Between two records: each line is masked by one set of rules.
       if (setup_.mask) reload_mask(*setup_.mask, "terse");
     }
@@ -261,9 +261,8 @@ class CatRun {
   Output out_;
   ProblemReporter problems_;
   Printer printer_;
-  Merger merger_;
+  std::optional<reader::Reader> reader_;
   ChangeWaiter changes_;
-  std::vector<InputPosition> positions_;
   std::optional<int> halt_;
   unsigned threads_ = decoding_threads(o_.threads);
 };

@@ -173,73 +173,25 @@ std::int64_t parse_time(const std::string& option, const std::string& input, boo
                    "' is not a time; try '2026-11-29 14:00', '2026-11-29T14:00:05Z', '-10m', '1h ago' or 'today'");
 }
 
-// ---- call sites and threads ----------------------------------------------
-
-namespace {
-
-// True when `path` is `suffix` or ends with "/" + suffix.
-bool path_ends_with(const std::string& path, const std::string& suffix) {
-  if (suffix.empty() || suffix.size() > path.size()) return false;
-  if (path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
-  return path.size() == suffix.size() || path[path.size() - suffix.size() - 1] == '/' || suffix.front() == '/';
-}
-
-}  // namespace
-
-bool site_matches(const decoder::Site& site, const std::string& text) {
-  if (site.format.find(text) != std::string::npos) return true;
-  if (path_ends_with(site.file, text)) return true;
-  std::size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon + 1 < text.size() &&
-      std::all_of(text.begin() + static_cast<std::ptrdiff_t>(colon) + 1, text.end(),
-                  [](unsigned char c) { return std::isdigit(c); })) {
-    std::string line = text.substr(colon + 1);
-    return line.size() <= 9 && static_cast<std::uint32_t>(std::stoul(line)) == site.line &&
-           path_ends_with(site.file, text.substr(0, colon));
-  }
-  return false;
-}
-
-bool thread_matches(const decoder::Thread& thread, const std::string& text) {
-  if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }) &&
-      text.size() <= 19) {
-    std::uint64_t id = std::stoull(text);
-    return thread.os_tid ? thread.os_tid == id : thread.index == id;
-  }
-  return !thread.name.empty() && thread.name == text;
-}
-
 Filters make_filters(const FilterOptions& o, std::int64_t now) {
   Filters f;
   LevelRange levels;
   if (!o.level.empty()) levels = parse_level_range(o.level);
-  if (!o.since.empty()) f.decoder.since_ns = parse_time("--since", o.since, o.utc, now);
-  if (!o.until.empty()) f.decoder.until_ns = parse_time("--until", o.until, o.utc, now);
-  if (f.decoder.since_ns > f.decoder.until_ns) throw UsageError("--since is later than --until: nothing can match");
-  if (!o.level.empty() || !o.sites.empty()) {
-    f.decoder.site = [levels, sites = o.sites](const decoder::Site& site) {
-      if (!levels.contains(site.level)) return false;
-      if (sites.empty()) return true;
-      return std::any_of(sites.begin(), sites.end(), [&](const std::string& s) { return site_matches(site, s); });
-    };
-  }
-  if (!o.threads.empty()) {
-    f.decoder.thread = [threads = o.threads](const decoder::Thread& thread) {
-      return std::any_of(threads.begin(), threads.end(),
-                         [&](const std::string& t) { return thread_matches(thread, t); });
-    };
-  }
-  // Drop reports print as warnings from "terse": they pass a level filter
-  // that admits warn, and no --site.
-  f.decoder.dropped = o.sites.empty() && levels.contains(*parse_level("warn"));
+  if (!o.since.empty()) f.reader_filter.since_ns = parse_time("--since", o.since, o.utc, now);
+  if (!o.until.empty()) f.reader_filter.until_ns = parse_time("--until", o.until, o.utc, now);
+  if (f.reader_filter.since_ns > f.reader_filter.until_ns)
+    throw UsageError("--since is later than --until: nothing can match");
+  f.reader_filter.min_level = static_cast<reader::Level>(levels.low);
+  f.reader_filter.max_level = static_cast<reader::Level>(levels.high);
+  f.reader_filter.sites = o.sites;
+  f.reader_filter.threads = o.threads;
   for (const std::string& item : o.contexts) {
     std::size_t equals = item.find('=');
     if (equals == std::string::npos || equals == 0)
       throw UsageError("bad --context '" + item + "': expected KEY=VALUE, e.g. --context request_id=42");
-    f.decoder.context.emplace_back(item.substr(0, equals), item.substr(equals + 1));
+    f.reader_filter.context.emplace_back(item.substr(0, equals), item.substr(equals + 1));
   }
-  // A drop report belongs to no context.
-  if (!o.contexts.empty()) f.decoder.dropped = false;
+  f.decoder = reader::detail::decoder_filter(f.reader_filter);
   if (!o.grep.empty()) {
     // As journalctl: a pattern without capitals ignores case.
     bool has_upper = std::any_of(o.grep.begin(), o.grep.end(), [](unsigned char c) { return std::isupper(c); });

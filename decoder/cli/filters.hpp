@@ -13,6 +13,8 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
+#include "reader_detail.hpp"
+
 namespace CLI {
 class App;
 }
@@ -45,14 +47,6 @@ std::int64_t now_ns();
 // "tomorrow". Throws UsageError naming `option`.
 std::int64_t parse_time(const std::string& option, const std::string& input, bool utc, std::int64_t now);
 
-// --site TEXT matches a call site whose format string contains TEXT, or
-// whose source file is TEXT (a path suffix: "net/conn.cpp", "conn.cpp"), or
-// whose file:line is TEXT.
-bool site_matches(const decoder::Site& site, const std::string& text);
-
-// --thread ID: the OS thread id, or the thread's name.
-bool thread_matches(const decoder::Thread& thread, const std::string& text);
-
 // What selects and redacts records, as given on the command line.
 struct FilterOptions {
   std::string level;
@@ -71,7 +65,10 @@ enum class UntilOption { offered, not_offered };
 // The one definition of the filter options, for every command that selects records.
 void add_filter_options(CLI::App& command, FilterOptions& o, UntilOption until);
 
+// `reader_filter` is what the options select; `decoder` is the same pushed into a
+// decoder::Filter, for the commands that read streams themselves.
 struct Filters {
+  reader::Filter reader_filter;
   decoder::Filter decoder;
   std::optional<std::regex> grep;
 };

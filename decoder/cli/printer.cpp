@@ -33,10 +33,14 @@ bool Printer::print(const decoder::Record& record, std::string& out) {
 }
 
 void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions) {
+  add_cursor_key(object, encode_cursor(positions));
+}
+
+void add_cursor_key(std::string& object, std::string_view cursor) {
   bool line = !object.empty() && object.back() == '\n';
   object.resize(object.size() - (line ? 2 : 1));
   object += ",\"cursor\":\"";
-  object += encode_cursor(positions);
+  object += cursor;
   object += line ? "\"}\n" : "\"}";
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <terse/decoder.hpp>
@@ -39,6 +40,8 @@ class Printer {
 // --show-cursor: the "cursor" key goes last into an object the printer wrote
 // (ending in "}", or "}\n" as printed lines do).
 void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions);
+// The same with the cursor already encoded (terse::reader::Reader::cursor()).
+void add_cursor_key(std::string& object, std::string_view cursor);
 
 // The first line --schema-header prints: what the records' keys hold, so a
 // pipeline can check that it reads the records it was written for. The

@@ -1,5 +1,5 @@
 // `terse verify`: checks every frame of every file; exit 0 only when all of
-// it is intact.
+// it is intact. Each file is read through terse::reader.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -7,11 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include <terse/decoder.hpp>
+#include <terse/reader.hpp>
 
 #include "commands.hpp"
 #include "log_files.hpp"
 #include "output.hpp"
-#include "source.hpp"
 
 namespace terse::cli {
 namespace {
@@ -28,34 +28,36 @@ Examples:
 // Checks one file and says what it found on stdout; true when it is intact.
 bool verify_file(const std::string& path, const decoder::Reporter& reporter, unsigned threads) {
   std::uint64_t unformattable = 0;
-  decoder::Summary summary;
-  if (threads > 1) {
-    // Each worker renders its frames' records and writes one byte for each
-    // that does not render; the count is what comes out.
-    decoder::RendererFactory make_renderer = [] {
-      return [scratch = std::string()](const decoder::Record& record, std::string& out) mutable {
-        scratch.clear();
-        if (!decoder::render_message(record, scratch)) out += '!';
-      };
-    };
-    summary = decode_path_parallel(
-        path, threads, make_renderer,
-        [&](std::string_view marks) {
-          unformattable += marks.size();
-          return true;
-        },
-        reporter);
-  } else {
-    std::string scratch;
-    auto sink = [&](const decoder::Record& record) {
+  reader::Options options;
+  options.report_open_failures = true;  // said, and counted as damage
+  options.on_problem = [&reporter](const reader::Problem& p) {
+    reporter(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
+  };
+  reader::Reader input({path}, std::move(options));
+  // Each worker renders its frames' records and writes one byte for each
+  // that does not render; the count is what comes out.
+  reader::RendererFactory make_renderer = [] {
+    return [scratch = std::string()](const reader::Record& record, std::string& out) mutable {
       scratch.clear();
-      if (!decoder::render_message(record, scratch)) ++unformattable;
+      if (!record.message(scratch)) out += '!';
     };
-    summary = decode_path(path, sink, reporter);
+  };
+  auto count_marks = [&](std::string_view marks) {
+    unformattable += marks.size();
+    return true;
+  };
+  if (threads <= 1 || !input.decode_parallel(threads, make_renderer, count_marks)) {
+    std::string scratch;
+    reader::Record record;
+    while (input.next(record)) {
+      scratch.clear();
+      if (!record.message(scratch)) ++unformattable;
+    }
   }
-  bool intact = summary.intact() && unformattable == 0;
+  reader::Summary summary = input.summary();
+  bool intact = summary.damaged == 0 && !summary.torn_tail && unformattable == 0;
   std::printf("%s: %s (%llu frames, %llu records%s%s)\n", path.c_str(), intact ? "ok" : "DAMAGED",
-              static_cast<unsigned long long>(summary.frames), static_cast<unsigned long long>(summary.records),
+              static_cast<unsigned long long>(summary.frames), static_cast<unsigned long long>(summary.stored_records),
               summary.torn_tail ? ", torn tail" : "",
               unformattable ? (", " + std::to_string(unformattable) + " unformattable").c_str() : "");
   return intact;

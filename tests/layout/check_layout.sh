@@ -6,9 +6,10 @@
 #   decoder/   schema/ and itself, never include/ or runtime/
 #   sinks/     all four (the console renders with the decoder); nothing but
 #              the library's own objects includes sinks/
-# A header named <terse/X.hpp> is looked up in include/terse, schema/terse and
-# decoder/terse; a quoted header next to the including file, else from the
-# source root ("runtime/view.hpp").
+# A header named <terse/X.hpp> is looked up in include/terse, schema/terse,
+# decoder/terse and decoder/include/terse (the reader's public header); a
+# quoted header next to the including file, else from the source root
+# ("runtime/view.hpp").
 # Usage: check_layout.sh SOURCE_DIR
 set -euo pipefail
 root=${1:?usage: check_layout.sh SOURCE_DIR}
@@ -28,8 +29,8 @@ owner_of() {
     echo "${spelled%%/*}"
     return
   fi
-  for folder in include schema decoder; do
-    [[ -f $folder/$spelled ]] && { echo "$folder"; return; }
+  for folder in include schema decoder decoder/include; do
+    [[ -f $folder/$spelled ]] && { echo "${folder%%/*}"; return; }
   done
   case $spelled in
     fmt/*) echo fmt ;;

@@ -71,7 +71,7 @@ bool Merger::next(decoder::Record& record) {
     if (!slot.has_head && !slot.done && !slot.waiting) {
       slot.has_head = slot.source->next(slot.head);
       if (slot.has_head) {
-        if (keep_positions_) slot.head_file = slot.source->current_name();
+        slot.head_file = slot.source->current_name();
       } else {
         found_nothing(slot);
       }
@@ -197,6 +197,17 @@ std::uint64_t Merger::damaged() const {
   return total;
 }
 
+decoder::Summary Merger::totals() const {
+  decoder::Summary total;
+  for (const auto& slot : slots_) {
+    const decoder::Summary& s = slot.source->totals();
+    total.frames += s.frames;
+    total.records += s.records;
+    total.torn_tail = total.torn_tail || s.torn_tail;
+  }
+  return total;
+}
+
 bool Merger::awaiting_first_log() const {
   return follow_ && std::any_of(dirs_.begin(), dirs_.end(), [](const WatchedDir& dir) { return !dir.has_log; });
 }
@@ -214,6 +225,7 @@ void Merger::found_nothing(Slot& slot) {
 void Merger::took(Slot& slot, const decoder::Record& record, const std::string& file) {
   slot.latest_ns = std::max(slot.latest_ns, record.unix_ns);
   slot.quiet_since_ns = kNever;
+  last_file_ = file;
   if (keep_positions_) {
     if (!slot.position) slot.position.emplace();
     slot.position->file = file;

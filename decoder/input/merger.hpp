@@ -62,6 +62,8 @@ class Merger {
   std::vector<std::string> directories() const;
 
   bool next(decoder::Record& record);
+  // The name (no directory) of the file the last record next() gave came from.
+  const std::string& last_file() const { return last_file_; }
 
   bool reads_stdin() const;
 
@@ -92,6 +94,8 @@ class Merger {
   std::string resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes);
 
   std::uint64_t damaged() const;
+  // Every input's Source::totals added up.
+  decoder::Summary totals() const;
 
  private:
   static constexpr std::int64_t kNever = INT64_MIN;
@@ -165,6 +169,7 @@ class Merger {
   std::int64_t round_ns_ = 0;
   std::optional<std::int64_t> held_ns_;  // the time of the record held back, if one is
   mutable std::vector<Entry> order_;
+  std::string last_file_;
 };
 
 }  // namespace terse::cli

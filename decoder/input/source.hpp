@@ -49,6 +49,8 @@ class Source {
   void drain(const FileDecoder& decode);
 
   std::uint64_t damaged() const { return damaged_; }
+  // What the decoders of the files read to their end (or left) found, added up.
+  const decoder::Summary& totals() const { return totals_; }
   const std::string& label() const { return label_; }
   // writer_hash of the writer whose files this is; 0 when not known.
   std::uint64_t writer() const { return writer_hash_; }
@@ -100,6 +102,8 @@ class Source {
   int fd_ = -1;
   std::unique_ptr<decoder::StreamDecoder> decoder_;
   std::uint64_t damaged_ = 0;
+  decoder::Summary totals_;
+  void count(const decoder::Summary& summary);
 };
 
 // Decodes one file, or standard input for "-", to its end.

@@ -184,6 +184,7 @@ void Source::drain(const FileDecoder& decode) {
     decoder::Summary summary;
     bool go_on = decode(fd, stdin_ ? "<stdin>" : path, summary);
     damaged_ += summary.damaged;
+    count(summary);
     if (!stdin_) ::close(fd);
     if (!go_on) return;
   }
@@ -207,10 +208,23 @@ bool Source::open_file(const std::string& path) {
 }
 
 void Source::close_current() {
-  if (decoder_) damaged_ += decoder_->summary().damaged;
+  if (decoder_) {
+    damaged_ += decoder_->summary().damaged;
+    count(decoder_->summary());
+  }
   decoder_.reset();
   if (fd_ >= 0 && !stdin_) ::close(fd_);
   fd_ = -1;
+}
+
+void Source::count(const decoder::Summary& summary) {
+  totals_.frames += summary.frames;
+  totals_.records += summary.records;
+  totals_.damaged += summary.damaged;
+  totals_.skipped += summary.skipped;
+  totals_.stored_bytes += summary.stored_bytes;
+  totals_.raw_bytes += summary.raw_bytes;
+  totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
 }
 
 void Source::rescan() {

@@ -1,0 +1,699 @@
+// terse::reader over the decoder and the inputs layer: a Reader is a Merger
+// of the paths given (the same one `terse cat` reads through) or one
+// StreamDecoder over a stream, and a Record is a view of the decoder's record.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <terse/reader.hpp>
+
+#include "cursor.hpp"
+#include "merger.hpp"
+#include "reader_detail.hpp"
+#include "structured.hpp"
+
+namespace terse::reader {
+
+namespace fs = std::filesystem;
+using detail::Access;
+using detail::RecordData;
+
+const char* level_name(Level level) {
+  auto value = static_cast<std::uint8_t>(level);
+  return value < schema::kLevelCount ? schema::level_name(value) : "?";
+}
+
+// ---- values ------------------------------------------------------------------
+
+double Value::as_double() const {
+  switch (kind) {
+    case Kind::signed_integer:
+      return static_cast<double>(i);
+    case Kind::unsigned_integer:
+      return static_cast<double>(u);
+    case Kind::floating:
+      return f;
+    default:
+      return 0;
+  }
+}
+
+std::int64_t Value::as_int64() const {
+  switch (kind) {
+    case Kind::signed_integer:
+      return i;
+    case Kind::unsigned_integer:
+      return static_cast<std::int64_t>(u);
+    case Kind::floating:
+      return static_cast<std::int64_t>(f);
+    default:
+      return 0;
+  }
+}
+
+std::uint64_t Value::as_uint64() const {
+  switch (kind) {
+    case Kind::signed_integer:
+      return static_cast<std::uint64_t>(i);
+    case Kind::unsigned_integer:
+      return u;
+    case Kind::floating:
+      return static_cast<std::uint64_t>(f);
+    default:
+      return 0;
+  }
+}
+
+const Value* Value::find(std::string_view member_name) const {
+  for (const auto& child : children)
+    if (child.name == member_name) return &child;
+  return nullptr;
+}
+
+namespace {
+
+// The decoder already turns every structured kind into JSON (each kind its
+// own mapping, structured_kind.hpp); the tree is read back from that JSON,
+// so a kind added to the format reaches Values without code here.
+class JsonTree {
+ public:
+  explicit JsonTree(std::string_view json) : json_(json) {}
+
+  bool value(Value& out) {
+    space();
+    if (at_ >= json_.size()) return false;
+    std::size_t start = at_;
+    char c = json_[at_];
+    bool ok = true;
+    if (c == '{') {
+      out.kind = Value::Kind::object;
+      ok = members(out);
+    } else if (c == '[') {
+      out.kind = Value::Kind::list;
+      ok = elements(out);
+    } else if (c == '"') {
+      out.kind = Value::Kind::string;
+      return string(out.text);
+    } else if (literal("true")) {
+      out.kind = Value::Kind::boolean;
+      out.b = true;
+    } else if (literal("false")) {
+      out.kind = Value::Kind::boolean;
+    } else if (literal("null")) {
+      out.kind = Value::Kind::null;
+    } else {
+      ok = number(out);
+    }
+    if (ok) out.text.assign(json_.substr(start, at_ - start));
+    return ok;
+  }
+
+ private:
+  void space() {
+    while (at_ < json_.size() && (json_[at_] == ' ' || json_[at_] == '\n' || json_[at_] == '\t' || json_[at_] == '\r'))
+      ++at_;
+  }
+  bool literal(std::string_view word) {
+    if (json_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+  bool take(char c) {
+    space();
+    if (at_ < json_.size() && json_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  bool members(Value& out) {
+    ++at_;
+    if (take('}')) return true;
+    do {
+      space();
+      Value& child = out.children.emplace_back();
+      if (!string(child.name) || !take(':') || !value(child)) return false;
+    } while (take(','));
+    return take('}');
+  }
+
+  bool elements(Value& out) {
+    ++at_;
+    if (take(']')) return true;
+    do {
+      if (!value(out.children.emplace_back())) return false;
+    } while (take(','));
+    return take(']');
+  }
+
+  bool number(Value& out) {
+    std::size_t start = at_;
+    bool is_float = false;
+    while (at_ < json_.size() && std::strchr("+-0123456789.eE", json_[at_]) != nullptr) {
+      is_float = is_float || json_[at_] == '.' || json_[at_] == 'e' || json_[at_] == 'E';
+      ++at_;
+    }
+    if (at_ == start) return false;
+    std::string text(json_.substr(start, at_ - start));
+    if (is_float) {
+      out.kind = Value::Kind::floating;
+      out.f = std::strtod(text.c_str(), nullptr);
+    } else if (text.front() == '-') {
+      out.kind = Value::Kind::signed_integer;
+      out.i = std::strtoll(text.c_str(), nullptr, 10);
+    } else {
+      out.kind = Value::Kind::unsigned_integer;
+      out.u = std::strtoull(text.c_str(), nullptr, 10);
+    }
+    return true;
+  }
+
+  static void put_utf8(std::string& out, std::uint32_t code) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
+  bool hex4(std::uint32_t& code) {
+    if (at_ + 4 > json_.size()) return false;
+    code = 0;
+    for (int k = 0; k < 4; ++k) {
+      char h = json_[at_++];
+      code <<= 4;
+      if (h >= '0' && h <= '9') {
+        code |= static_cast<std::uint32_t>(h - '0');
+      } else if (h >= 'a' && h <= 'f') {
+        code |= static_cast<std::uint32_t>(h - 'a' + 10);
+      } else if (h >= 'A' && h <= 'F') {
+        code |= static_cast<std::uint32_t>(h - 'A' + 10);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool string(std::string& out) {
+    if (at_ >= json_.size() || json_[at_] != '"') return false;
+    ++at_;
+    while (at_ < json_.size()) {
+      char c = json_[at_++];
+      if (c == '"') return true;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (at_ >= json_.size()) return false;
+      char e = json_[at_++];
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'u': {
+          std::uint32_t code = 0;
+          if (!hex4(code)) return false;
+          // A surrogate pair is one code point.
+          if (code >= 0xD800 && code < 0xDC00 && json_.substr(at_, 2) == "\\u") {
+            at_ += 2;
+            std::uint32_t low = 0;
+            if (!hex4(low)) return false;
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+          }
+          put_utf8(out, code);
+          break;
+        }
+        default:
+          out += e;
+      }
+    }
+    return false;
+  }
+
+  std::string_view json_;
+  std::size_t at_ = 0;
+};
+
+template <typename T>
+std::string formatted(const T& value) {
+  return fmt::format("{}", value);
+}
+
+Value scalar_value(const decoder::Arg& a) {
+  using schema::TypeTag;
+  Value v;
+  switch (static_cast<TypeTag>(a.tag)) {
+    case TypeTag::i8:
+    case TypeTag::i16:
+    case TypeTag::i32:
+    case TypeTag::i64:
+      v.kind = Value::Kind::signed_integer;
+      v.i = a.i;
+      break;
+    case TypeTag::u8:
+    case TypeTag::u16:
+    case TypeTag::u32:
+    case TypeTag::u64:
+      v.kind = Value::Kind::unsigned_integer;
+      v.u = a.u;
+      break;
+    case TypeTag::pointer:
+      v.kind = Value::Kind::pointer;
+      v.u = a.u;
+      break;
+    case TypeTag::boolean:
+      v.kind = Value::Kind::boolean;
+      v.b = a.b;
+      break;
+    case TypeTag::character:
+      v.kind = Value::Kind::character;
+      v.c = a.c;
+      break;
+    case TypeTag::f32:
+      v.kind = Value::Kind::floating;
+      v.f = a.f32;
+      break;
+    case TypeTag::f64:
+      v.kind = Value::Kind::floating;
+      v.f = a.f64;
+      break;
+    case TypeTag::f80:
+    case TypeTag::f128:
+      v.kind = Value::Kind::floating;
+      v.f = static_cast<double>(a.f80);
+      break;
+    case TypeTag::string:
+      if (a.null_string) {
+        v.null_string = true;
+        v.text = "(null)";
+        return v;
+      }
+      v.kind = Value::Kind::string;
+      v.text.assign(a.text);
+      v.truncated = a.truncated;
+      v.original_size = a.original_size;
+      return v;
+    case TypeTag::structured:
+      return v;
+  }
+  v.text = decoder::detail::visit_scalar(a, [](const auto& x) { return formatted(x); });
+  return v;
+}
+
+Value structured_value(const decoder::Site& site, const decoder::Arg& a) {
+  decoder::detail::StructuredView view{&site.types, a.type, a.text};
+  std::string json;
+  decoder::detail::append_json_value(json, view, nullptr);
+  Value v;
+  if (!JsonTree(json).value(v)) {
+    v = Value{};
+    v.kind = Value::Kind::string;
+    v.text = json;
+    return v;
+  }
+  // The whole value as `{}` prints it, as in the message.
+  decoder::detail::reset_render_budget();
+  try {
+    v.text = fmt::format("{}", view);
+  } catch (const fmt::format_error&) {
+    v.text = json;
+  }
+  return v;
+}
+
+decoder::TimeStyle style_of(const RecordData& data) {
+  decoder::TimeStyle style;
+  style.utc = data.utc;
+  return style;
+}
+
+}  // namespace
+
+// ---- records -------------------------------------------------------------------
+
+namespace {
+const decoder::Record& rec(const detail::RecordData* data) { return *data->record; }
+}  // namespace
+
+RecordKind Record::kind() const {
+  switch (rec(data_).kind) {
+    case decoder::RecordKind::log:
+      return RecordKind::log;
+    case decoder::RecordKind::dropped:
+      return RecordKind::dropped;
+    case decoder::RecordKind::suppressed:
+      return RecordKind::suppressed;
+  }
+  return RecordKind::log;
+}
+
+Level Record::level() const {
+  const auto& r = rec(data_);
+  return r.site ? static_cast<Level>(r.site->level) : Level::warn;
+}
+
+std::int64_t Record::time_ns() const { return rec(data_).unix_ns; }
+std::uint64_t Record::ticks() const { return rec(data_).ticks; }
+
+Thread Record::thread() const {
+  const decoder::Thread& t = *rec(data_).thread;
+  return Thread{t.index, t.os_tid, t.name};
+}
+
+std::string_view Record::file() const {
+  const auto& r = rec(data_);
+  return r.site ? std::string_view(r.site->file) : std::string_view();
+}
+
+std::uint32_t Record::line() const {
+  const auto& r = rec(data_);
+  return r.site ? r.site->line : 0;
+}
+
+std::string_view Record::format() const {
+  const auto& r = rec(data_);
+  return r.site ? std::string_view(r.site->format) : std::string_view();
+}
+
+std::string Record::message() const {
+  std::string out;
+  message(out);
+  return out;
+}
+
+bool Record::message(std::string& out) const {
+  decoder::TimeStyle style = style_of(*data_);
+  return decoder::render_message(rec(data_), out, nullptr, &style);
+}
+
+std::vector<Value> Record::args() const {
+  const auto& r = rec(data_);
+  std::vector<Value> values;
+  if (r.kind != decoder::RecordKind::log || !r.site) return values;
+  values.reserve(r.args.size());
+  for (std::size_t k = 0; k < r.args.size(); ++k) {
+    const decoder::Arg& a = r.args[k];
+    values.push_back(a.tag == static_cast<std::uint8_t>(schema::TypeTag::structured) ? structured_value(*r.site, a)
+                                                                                     : scalar_value(a));
+    if (k < r.site->arg_names.size()) values.back().name = r.site->arg_names[k];
+  }
+  return values;
+}
+
+std::vector<std::string> Record::arg_names() const {
+  const auto& r = rec(data_);
+  return r.site && r.kind == decoder::RecordKind::log ? r.site->arg_names : std::vector<std::string>{};
+}
+
+std::vector<ContextField> Record::context() const {
+  const auto& r = rec(data_);
+  std::vector<ContextField> fields;
+  for (std::size_t k = 0; k < r.context.size(); ++k)
+    if (decoder::context_shows(r.context, k))
+      fields.push_back(ContextField{r.context[k].key, r.context[k].text, r.context[k].json});
+  return fields;
+}
+
+bool Record::flight() const { return rec(data_).flight; }
+std::uint64_t Record::suppressed() const { return rec(data_).suppressed; }
+std::uint64_t Record::dropped_count() const { return rec(data_).dropped_count; }
+std::int64_t Record::dropped_first_ns() const { return rec(data_).dropped_first_ns; }
+std::int64_t Record::dropped_last_ns() const { return rec(data_).dropped_last_ns; }
+
+std::string Record::json() const {
+  std::string out;
+  decoder::append_json_record(out, rec(data_), style_of(*data_));
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+Position Record::position() const {
+  const auto& r = rec(data_);
+  return Position{data_->file ? *data_->file : std::string(), r.frame_offset, r.frame_index};
+}
+
+// ---- filters -------------------------------------------------------------------
+
+decoder::Filter detail::decoder_filter(const Filter& f) {
+  decoder::Filter out;
+  out.since_ns = f.since_ns;
+  out.until_ns = f.until_ns;
+  auto low = static_cast<std::uint8_t>(f.min_level), high = static_cast<std::uint8_t>(f.max_level);
+  bool all_levels = low == 0 && high >= schema::kLevelCount - 1;
+  if (!all_levels || !f.sites.empty() || f.site) {
+    out.site = [low, high, sites = f.sites, custom = f.site](const decoder::Site& site) {
+      if (site.level < low || site.level > high) return false;
+      if (!sites.empty() &&
+          std::none_of(sites.begin(), sites.end(), [&](const std::string& s) { return cli::site_matches(site, s); }))
+        return false;
+      return !custom || custom(SiteInfo{static_cast<Level>(site.level), site.file, site.line, site.format});
+    };
+  }
+  if (!f.threads.empty()) {
+    out.thread = [threads = f.threads](const decoder::Thread& thread) {
+      return std::any_of(threads.begin(), threads.end(),
+                         [&](const std::string& t) { return cli::thread_matches(thread, t); });
+    };
+  }
+  // Drop reports print as warnings from "terse": they pass a level filter
+  // that admits warn, and no site selection; they belong to no context.
+  constexpr auto kWarn = static_cast<std::uint8_t>(Level::warn);
+  out.dropped = f.sites.empty() && !f.site && low <= kWarn && high >= kWarn && f.context.empty();
+  out.context = f.context;
+  return out;
+}
+
+// ---- the reader ------------------------------------------------------------------
+
+struct Reader::Impl {
+  Options options;
+  decoder::Filter filter;
+  decoder::Reporter reporter;
+  Summary summary;
+
+  // Paths: every input merged by time.
+  std::unique_ptr<cli::Merger> merger;
+  std::vector<cli::InputPosition> positions;
+
+  // A stream: one decoder over bytes or an fd.
+  std::string name;
+  std::string bytes;
+  std::unique_ptr<decoder::StreamDecoder> stream;
+
+  decoder::Record current;
+  std::string current_file;
+  RecordData data;
+
+  explicit Impl(Options o) : options(std::move(o)), filter(detail::decoder_filter(options.filter)) {
+    if (options.on_problem) {
+      reporter = [this](const decoder::Problem& p) {
+        options.on_problem(Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
+      };
+    }
+    data.record = &current;
+    data.file = &current_file;
+    data.utc = options.utc;
+  }
+
+  void start_stream(std::string stream_name) {
+    name = std::move(stream_name);
+    current_file = fs::path(name).filename().string();
+    stream = std::make_unique<decoder::StreamDecoder>(name, reporter);
+    stream->set_filter(filter);
+  }
+};
+
+namespace {
+
+// Whether `path` can be read at all, before anything is: what OpenError says.
+void check_openable(const std::string& path, bool follow) {
+  if (path == "-") return;
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (fs::is_directory(status)) {
+    fs::directory_iterator it(path, ec);
+    if (ec) throw OpenError("cannot open " + path + ": " + ec.message());
+    return;
+  }
+  if (follow && !fs::exists(status)) return;  // tail -F: it may appear
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw OpenError("cannot open " + path + ": " + std::strerror(errno) +
+                    (errno == ENOENT ? " (check the path; a directory works too)" : ""));
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Reader::Reader(const std::vector<std::string>& paths, Options options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {
+  Impl& m = *impl_;
+  if (!m.options.report_open_failures)
+    for (const auto& path : paths) check_openable(path, m.options.follow);
+  m.merger = std::make_unique<cli::Merger>(m.reporter, m.filter, m.options.follow);
+  if (m.options.cursors) m.merger->keep_positions();
+  if (!m.merger->add_paths(paths)) ++m.summary.unreadable_inputs;
+}
+
+Reader Reader::from_memory(std::string_view bytes, std::string name, Options options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  impl->bytes.assign(bytes);
+  impl->start_stream(std::move(name));
+  impl->stream->start_bytes(impl->bytes);
+  return Reader(std::move(impl));
+}
+
+Reader Reader::from_stream(std::istream& in, std::string name, Options options) {
+  std::ostringstream all;
+  all << in.rdbuf();
+  return from_memory(all.str(), std::move(name), std::move(options));
+}
+
+Reader Reader::from_fd(int fd, std::string name, Options options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  impl->start_stream(std::move(name));
+  impl->stream->start_fd(fd);
+  return Reader(std::move(impl));
+}
+
+Reader::Reader(Reader&&) noexcept = default;
+Reader& Reader::operator=(Reader&&) noexcept = default;
+Reader::~Reader() = default;
+
+bool Reader::next(Record& record) {
+  Impl& m = *impl_;
+  bool got = false;
+  if (m.merger) {
+    got = m.merger->next(m.current);
+    if (got) m.current_file = m.merger->last_file();
+  } else {
+    got = m.stream->next(m.current);
+  }
+  if (!got) return false;
+  ++m.summary.records;
+  record = Access::view(m.data);
+  return true;
+}
+
+std::vector<std::string> Reader::watched_directories() const {
+  return impl_->merger ? impl_->merger->directories() : std::vector<std::string>{};
+}
+
+std::chrono::milliseconds Reader::poll_interval() const {
+  return impl_->merger ? impl_->merger->next_round_in() : std::chrono::milliseconds(100);
+}
+
+void Reader::poll() {
+  if (impl_->merger) impl_->merger->new_round();
+}
+
+void Reader::wait() {
+  std::this_thread::sleep_for(poll_interval());
+  poll();
+}
+
+std::string Reader::cursor() const {
+  if (!impl_->merger) return {};
+  impl_->merger->positions(impl_->positions);
+  return cli::encode_cursor(impl_->positions);
+}
+
+ResumeResult Reader::resume_after(const std::string& cursor) {
+  ResumeResult result;
+  if (!impl_->merger) {
+    result.ok = false;
+    result.error = "cursors name places in files, and a stream has none";
+    return result;
+  }
+  cli::ParsedCursor parsed = cli::parse_cursor(cursor);
+  if (!parsed.error.empty()) {
+    result.ok = false;
+    result.malformed = true;
+    result.error = parsed.error;
+    return result;
+  }
+  result.error = impl_->merger->resume_after(parsed.inputs, result.notes);
+  result.ok = result.error.empty();
+  return result;
+}
+
+bool Reader::decode_parallel(unsigned workers, const RendererFactory& make_renderer, const ChunkWriter& write) {
+  Impl& m = *impl_;
+  if (!m.merger || m.options.follow || m.options.cursors) return false;
+  cli::Source* only = m.merger->only_sequence();
+  if (!only) return false;
+  bool stopped = false;
+  decoder::ChunkWriter writer = [&](std::string_view text) {
+    if (!write(text)) stopped = true;
+    return !stopped;
+  };
+  bool utc = m.options.utc;
+  only->drain([&](int fd, const std::string& source, decoder::Summary& summary) {
+    std::string file = fs::path(source).filename().string();
+    decoder::RendererFactory factory = [&make_renderer, &file, utc] {
+      Renderer render = make_renderer();
+      return decoder::RecordRenderer([render, &file, utc](const decoder::Record& r, std::string& out) {
+        RecordData data{&r, &file, utc};
+        render(Access::view(data), out);
+      });
+    };
+    decoder::ParallelDecoder decoder(source, m.reporter, workers);
+    decoder.set_filter(m.filter);
+    summary = decoder.decode_fd(fd, factory, writer);
+    m.summary.records += summary.records - summary.skipped;
+    return !stopped;
+  });
+  return true;
+}
+
+Summary Reader::summary() const {
+  Summary s = impl_->summary;
+  decoder::Summary totals = impl_->merger ? impl_->merger->totals() : impl_->stream->summary();
+  s.damaged = impl_->merger ? impl_->merger->damaged() : totals.damaged;
+  s.frames = totals.frames;
+  s.stored_records = totals.records;
+  s.torn_tail = totals.torn_tail;
+  return s;
+}
+
+unsigned available_cpus() { return decoder::available_cpus(); }
+
+}  // namespace terse::reader
