@@ -163,7 +163,7 @@ bool Source::open_next() {
 }
 
 void Source::report_open_failure(const std::string& path) {
-  ++damaged_;
+  ++open_failures_;
   if (reporter_)
     reporter_(decoder::Problem{path, 0,
                                std::string("cannot open: ") + std::strerror(errno) +
@@ -183,7 +183,6 @@ void Source::drain(const FileDecoder& decode) {
     current_name_ = fs::path(path).filename().string();
     decoder::Summary summary;
     bool go_on = decode(fd, stdin_ ? "<stdin>" : path, summary);
-    damaged_ += summary.damaged;
     count(summary);
     if (!stdin_) ::close(fd);
     if (!go_on) return;
@@ -208,10 +207,7 @@ bool Source::open_file(const std::string& path) {
 }
 
 void Source::close_current() {
-  if (decoder_) {
-    damaged_ += decoder_->summary().damaged;
-    count(decoder_->summary());
-  }
+  if (decoder_) count(decoder_->summary());
   decoder_.reset();
   if (fd_ >= 0 && !stdin_) ::close(fd_);
   fd_ = -1;

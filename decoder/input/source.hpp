@@ -48,7 +48,8 @@ class Source {
   using FileDecoder = std::function<bool(int fd, const std::string& source, decoder::Summary& summary)>;
   void drain(const FileDecoder& decode);
 
-  std::uint64_t damaged() const { return damaged_; }
+  // Damage found in the files, and files that would not open.
+  std::uint64_t damaged() const { return totals_.damaged + open_failures_; }
   // What the decoders of the files read to their end (or left) found, added up.
   const decoder::Summary& totals() const { return totals_; }
   const std::string& label() const { return label_; }
@@ -101,7 +102,7 @@ class Source {
   std::optional<FileKey> floor_;  // the oldest file asked for
   int fd_ = -1;
   std::unique_ptr<decoder::StreamDecoder> decoder_;
-  std::uint64_t damaged_ = 0;
+  std::uint64_t open_failures_ = 0;
   decoder::Summary totals_;
   void count(const decoder::Summary& summary);
 };
