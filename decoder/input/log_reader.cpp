@@ -516,7 +516,7 @@ struct Reader::Impl {
   std::unique_ptr<decoder::StreamDecoder> stream;
 
   decoder::Record current;
-  std::string current_file;
+  std::string stream_file;  // the name a stream's records give; for paths the merger keeps each record's
   RecordData data;
 
   explicit Impl(Options o) : options(std::move(o)), filter(detail::decoder_filter(options.filter)) {
@@ -526,13 +526,13 @@ struct Reader::Impl {
       };
     }
     data.record = &current;
-    data.file = &current_file;
+    data.file = &stream_file;
     data.utc = options.utc;
   }
 
   void start_stream(std::string stream_name) {
     name = std::move(stream_name);
-    current_file = fs::path(name).filename().string();
+    stream_file = fs::path(name).filename().string();
     stream = std::make_unique<decoder::StreamDecoder>(name, reporter);
     stream->set_filter(filter);
   }
@@ -569,6 +569,7 @@ Reader::Reader(const std::vector<std::string>& paths, Options options)
   if (!m.options.report_open_failures)
     for (const auto& path : paths) check_openable(path, m.options.follow);
   m.merger = std::make_unique<cli::Merger>(m.reporter, m.filter, m.options.follow);
+  m.data.file = &m.merger->last_file();  // the merger keeps the name of each record's file
   if (m.options.cursors) m.merger->keep_positions();
   if (!m.merger->add_paths(paths)) ++m.summary.unreadable_inputs;
 }
@@ -603,7 +604,6 @@ bool Reader::next(Record& record) {
   bool got = false;
   if (m.merger) {
     got = m.merger->next(m.current);
-    if (got) m.current_file = m.merger->last_file();
   } else {
     got = m.stream->next(m.current);
   }
