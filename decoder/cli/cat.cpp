@@ -1,8 +1,7 @@
 // `terse cat`: prints records as text lines or JSON lines, merged by time,
 // filtered, optionally following live files and resuming after a cursor.
-// The records come from terse::reader, as any program reading logs gets
-// them; only their rendering (patterns, JSON, redaction) looks at the
-// decoder's record underneath.
+// Everything goes through terse::reader, as in any program reading logs:
+// the records from a Reader, their lines from a Formatter.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,25 +9,25 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include <terse/decoder.hpp>
 #include <terse/reader.hpp>
 
 #include "changes.hpp"
 #include "commands.hpp"
 #include "filters.hpp"
-#include "log_files.hpp"
 #include "mask.hpp"
 #include "output.hpp"
 #include "printer.hpp"
-#include "reader_detail.hpp"
 
 namespace terse::cli {
+
+namespace fs = std::filesystem;
 namespace {
 
 const char* const kCatFooter =
@@ -62,9 +61,8 @@ Examples:
 
 // What the options make of the output; built before anything is read.
 struct CatSetup {
-  std::string mode;  // short, precise, cat or json
-  decoder::TimeStyle style;
-  std::optional<decoder::LinePattern> line;  // none: JSON
+  std::string mode;              // short, precise, cat or json
+  reader::FormatOptions format;  // the mask goes in when the printer is made
   Filters filters;
   std::optional<Masker> mask;
 };
@@ -80,18 +78,20 @@ bool color_wanted(const std::string& color) {
 CatSetup make_setup(const CatOptions& o) {
   CatSetup s;
   s.mode = o.json ? "json" : o.mode;
-  s.style.utc = o.filters.utc;
+  s.format.utc = o.filters.utc;
   // Nanoseconds unless asked for less: the file has them, and a reader
   // comparing records of a busy process needs them.
-  s.style.digits = s.mode == "short" ? 6 : 9;
-  s.style.color = color_wanted(o.color);
+  s.format.time_digits = s.mode == "short" ? 6 : 9;
+  s.format.color = color_wanted(o.color);
   if (!o.filters.mask_path.empty()) s.mask.emplace(o.filters.mask_path);
   if (!o.pattern.empty() && s.mode == "cat") throw UsageError("-o cat and --format both say what a line is; pick one");
-  if (s.mode != "json") {
-    s.line.emplace(!o.pattern.empty() ? o.pattern
-                   : s.mode == "cat"  ? std::string("{message}")
-                                      : decoder::kDefaultPattern);
+  s.format.json = s.mode == "json";
+  if (!o.pattern.empty()) {
+    s.format.pattern = o.pattern;
+  } else if (s.mode == "cat") {
+    s.format.pattern = "{message}";
   }
+  reader::Formatter checked(s.format);  // a bad pattern is a usage error before anything is read
   s.filters = make_filters(o.filters, now_ns());
   if (o.show_cursor && s.mode != "json")
     throw UsageError("--show-cursor adds a key to JSON records: use it with -o json");
@@ -114,7 +114,7 @@ class CatRun {
       : o_(o),
         setup_(setup),
         problems_("terse", TornTails::count_silently),
-        printer_(std::move(setup.line), setup.style, setup.filters.grep, setup.mask ? &*setup.mask : nullptr) {
+        printer_(setup.format, setup.filters.grep, setup.mask ? &*setup.mask : nullptr) {
     // A torn tail is where a live or crashed writer stopped: the end of the
     // data, not damage (`verify` still reports it).
     problems_.before_each([this] { return out_.flush(); });  // keep stderr and stdout in order on a terminal
@@ -154,9 +154,7 @@ class CatRun {
     options.cursors = cursors;
     // Each path that cannot be read is said, and the others are read.
     options.report_open_failures = true;
-    options.on_problem = [this](const reader::Problem& p) {
-      problems_.reporter()(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
-    };
+    options.on_problem = problems_.handler();
     reader_.emplace(o_.paths, std::move(options));
     if (!o_.after_cursor) return std::nullopt;
     const std::string& text = *o_.after_cursor;
@@ -195,7 +193,7 @@ class CatRun {
   }
 
   bool print(const reader::Record& record, std::string& text) {
-    if (!printer_.print(reader::detail::raw(record), text)) return false;
+    if (!printer_.print(record, text)) return false;
     if (o_.show_cursor) add_cursor_key(text, reader_->cursor());
     return true;
   }
@@ -226,9 +224,8 @@ class CatRun {
     if (threads_ <= 1 || o_.tail_lines) return false;
     reader::RendererFactory make_renderer = [this] {
       auto printer = std::make_shared<Printer>(printer_);
-      return reader::Renderer([printer](const reader::Record& record, std::string& out) {
-        printer->print(reader::detail::raw(record), out);
-      });
+      return reader::Renderer(
+          [printer](const reader::Record& record, std::string& out) { printer->print(record, out); });
     };
     return reader_->decode_parallel(threads_, make_renderer,
                                     [this](std::string_view text) { return out_.write(text); });
@@ -274,7 +271,7 @@ void add_threads_option(CLI::App& command, unsigned& threads) {
                      "Decode on N threads (default: as many as there are CPUs to run on; 1: on this thread alone)");
 }
 
-unsigned decoding_threads(unsigned option) { return option != 0 ? option : decoder::available_cpus(); }
+unsigned decoding_threads(unsigned option) { return option != 0 ? option : reader::available_cpus(); }
 
 CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
   auto* cat = app.add_subcommand("cat", "Print records as text lines or JSON lines");

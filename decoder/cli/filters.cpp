@@ -191,7 +191,6 @@ Filters make_filters(const FilterOptions& o, std::int64_t now) {
       throw UsageError("bad --context '" + item + "': expected KEY=VALUE, e.g. --context request_id=42");
     f.reader_filter.context.emplace_back(item.substr(0, equals), item.substr(equals + 1));
   }
-  f.decoder = reader::detail::decoder_filter(f.reader_filter);
   if (!o.grep.empty()) {
     // As journalctl: a pattern without capitals ignores case.
     bool has_upper = std::any_of(o.grep.begin(), o.grep.end(), [](unsigned char c) { return std::isupper(c); });

@@ -1,6 +1,7 @@
 // The record filters of `terse cat` and `terse ship`: what the options mean,
-// turned into a decoder::Filter (decided per call site and thread, before any
-// argument is read) and a message regex (decided on the formatted message).
+// turned into a terse::reader::Filter (decided per call site and thread,
+// before any argument is read) and a message regex (decided on the
+// formatted message).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 #include <terse/decoder.hpp>
 #include <terse/schema.hpp>
 
-#include "reader_detail.hpp"
+#include <terse/reader.hpp>
 
 namespace CLI {
 class App;
@@ -65,11 +66,8 @@ enum class UntilOption { offered, not_offered };
 // The one definition of the filter options, for every command that selects records.
 void add_filter_options(CLI::App& command, FilterOptions& o, UntilOption until);
 
-// `reader_filter` is what the options select; `decoder` is the same pushed into a
-// decoder::Filter, for the commands that read streams themselves.
 struct Filters {
   reader::Filter reader_filter;
-  decoder::Filter decoder;
   std::optional<std::regex> grep;
 };
 

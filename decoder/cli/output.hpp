@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <terse/decoder.hpp>
+#include <terse/reader.hpp>
 
 namespace terse::cli {
 
@@ -57,6 +58,12 @@ class ProblemReporter {
   void go_quiet_after_bad_resume() { quiet_after_bad_resume_ = true; }
 
   const decoder::Reporter& reporter() const { return reporter_; }
+  // The same for a terse::reader::Reader; it must not outlive the reporter.
+  reader::ProblemHandler handler() {
+    return [this](const reader::Problem& p) {
+      report(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
+    };
+  }
   std::uint64_t problems() const { return problems_; }
   std::uint64_t torn_tails() const { return torn_tails_; }
   bool bad_resume() const { return bad_resume_; }

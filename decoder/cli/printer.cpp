@@ -4,31 +4,28 @@
 
 namespace terse::cli {
 
-Printer::Printer(std::optional<decoder::LinePattern> pattern, decoder::TimeStyle style,
-                 const std::optional<std::regex>& grep, const Masker* mask)
-    : pattern_(std::move(pattern)), style_(style), grep_(grep), mask_(mask) {
-  if (mask_) rewrite_ = [this](std::string& text) { mask_->apply(text); };
+namespace {
+
+reader::FormatOptions with_mask(reader::FormatOptions options, const Masker* mask) {
+  if (mask) options.rewrite = [mask](std::string& text) { mask->apply(text); };
+  return options;
 }
 
-bool Printer::print(const decoder::Record& record, std::string& out) {
-  if (grep_ || mask_) {
-    message_.clear();
-    decoder::render_message(record, message_, nullptr, &style_);
-    // Matching what is shown: a masked value cannot be found by --grep.
-    if (mask_) mask_->apply(message_);
-    if (grep_ && !std::regex_search(message_, *grep_)) return false;
-    if (pattern_) {
-      pattern_->append(out, record, style_, message_);
-    } else {
-      decoder::append_json_record(out, record, style_, message_, rewrite_);
-    }
+}  // namespace
+
+Printer::Printer(reader::FormatOptions options, const std::optional<std::regex>& grep, const Masker* mask)
+    : formatter_(with_mask(std::move(options), mask)), grep_(grep), mask_(mask) {}
+
+bool Printer::print(const reader::Record& record, std::string& out) {
+  if (!grep_) {
+    formatter_.append(record, out);
     return true;
   }
-  if (pattern_) {
-    pattern_->append(out, record, style_);
-  } else {
-    decoder::append_json_record(out, record, style_);
-  }
+  // Matching what is shown: a masked value cannot be found by --grep.
+  message_.clear();
+  formatter_.message(record, message_);
+  if (!std::regex_search(message_, *grep_)) return false;
+  formatter_.append(record, message_, out);
   return true;
 }
 

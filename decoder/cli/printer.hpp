@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include <terse/decoder.hpp>
+#include <terse/reader.hpp>
 
 #include "mask.hpp"
 #include "position.hpp"
@@ -18,22 +18,20 @@ namespace terse::cli {
 // What one record prints as, after redaction and the message filter.
 class Printer {
  public:
-  // No pattern: JSON objects. `grep` and `mask` must outlive the printer.
-  Printer(std::optional<decoder::LinePattern> pattern, decoder::TimeStyle style, const std::optional<std::regex>& grep,
-          const Masker* mask);
-  // One for each decoding thread; the rewrite it holds is its own.
-  Printer(const Printer& other) : Printer(other.pattern_, other.style_, other.grep_, other.mask_) {}
+  // `grep` and `mask` must outlive the printer; the formatter's rewrite is
+  // replaced by the mask.
+  Printer(reader::FormatOptions options, const std::optional<std::regex>& grep, const Masker* mask);
+  // One for each decoding thread: the message it keeps is its own.
+  Printer(const Printer& other) : formatter_(other.formatter_), grep_(other.grep_), mask_(other.mask_) {}
   Printer& operator=(const Printer&) = delete;
 
   // Appends the record to `out`; false (nothing appended) when the message filter drops it.
-  bool print(const decoder::Record& record, std::string& out);
+  bool print(const reader::Record& record, std::string& out);
 
  private:
-  std::optional<decoder::LinePattern> pattern_;
-  decoder::TimeStyle style_;
+  reader::Formatter formatter_;
   const std::optional<std::regex>& grep_;
   const Masker* mask_;
-  decoder::TextRewrite rewrite_;
   std::string message_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -15,17 +16,16 @@
 #include <utility>
 #include <vector>
 
-#include <terse/decoder.hpp>
+#include <filesystem>
+
+#include <terse/reader.hpp>
 
 #include "changes.hpp"
 #include "commands.hpp"
-#include "cursor.hpp"
 #include "cursor_file.hpp"
 #include "filters.hpp"
 #include "kafka_producer.hpp"
-#include "log_files.hpp"
 #include "mask.hpp"
-#include "merger.hpp"
 #include "output.hpp"
 #include "printer.hpp"
 
@@ -33,7 +33,7 @@ namespace terse::cli {
 namespace {
 
 std::string parent_of(const std::string& path) {
-  std::string dir = fs::path(path).parent_path().string();
+  std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
 }
 
@@ -66,7 +66,7 @@ int usage_error(const std::string& text) {
 // shipped as a stand-in instead: the same keys, the message cut, "args" null
 // and "cut" saying how large the record was, so the loss is visible where
 // the logs are read.
-void append_cut_record(std::string& out, const decoder::Record& record, const decoder::TimeStyle& style,
+void append_cut_record(std::string& out, const reader::Record& record, const reader::Formatter& without_args,
                        std::string message, std::size_t json_bytes, std::size_t limit) {
   // Escaping can grow text up to six times (\u00XX); cut so that even then it fits.
   std::size_t keep = limit > 4096 ? (limit - 4096) / 6 : 0;
@@ -75,14 +75,11 @@ void append_cut_record(std::string& out, const decoder::Record& record, const de
     while (at > 0 && (static_cast<unsigned char>(message[at]) & 0xC0) == 0x80) --at;  // not inside a character
     message.resize(at);
   }
-  // The keys as terse cat writes them, from the record without its
-  // arguments; "args" is the last key, so its value is replaced at the end.
-  decoder::Record bare = record;
-  bare.args = {};
-  decoder::append_json_record(out, bare, style, message, decoder::TextRewrite{});
-  out.resize(out.rfind("\"args\":") + 7);
-  out += "null,\"cut\":{\"json_bytes\":" + std::to_string(json_bytes) +
-         ",\"message.max.bytes\":" + std::to_string(limit) + "}}";
+  // The keys as terse cat writes them, "args" null; "cut" goes last.
+  without_args.append(record, message, out);
+  out.resize(out.size() - 2);  // "}\n"
+  out += ",\"cut\":{\"json_bytes\":" + std::to_string(json_bytes) + ",\"message.max.bytes\":" + std::to_string(limit) +
+         "}}";
 }
 
 // ---- progress -------------------------------------------------------------------------
@@ -110,10 +107,7 @@ long peak_rss_kib() {
 class Shipper {
  public:
   explicit Shipper(const ShipOptions& o)
-      : o_(o),
-        cursor_file_(o.cursor_file),
-        problems_(kProgram, TornTails::count_silently),
-        merger_(problems_.reporter(), filters_.decoder, !o.once) {}
+      : o_(o), cursor_file_(o.cursor_file), problems_(kProgram, TornTails::count_silently) {}
 
   // An exit code when shipping cannot start.
   std::optional<int> start();
@@ -127,9 +121,9 @@ class Shipper {
   std::optional<int> check_options();
   std::optional<int> open_inputs(const std::string& saved_cursor);
   void read_round();
-  bool ship_record(const decoder::Record& record);
-  void cut_to_fit(const decoder::Record& record);
-  bool produce(const decoder::Record& record);
+  bool ship_record(const reader::Record& record);
+  void cut_to_fit(const reader::Record& record);
+  bool produce(const reader::Record& record);
   void wait_for_next_round();
   void take_checkpoint();
   void save_cursor(bool now);
@@ -145,7 +139,7 @@ class Shipper {
   static constexpr std::uint32_t kCheckpointEvery = 256, kPollEvery = 1024;
 
   const ShipOptions& o_;
-  decoder::TimeStyle style_;
+  reader::FormatOptions format_;
   Filters filters_;
   std::optional<Masker> mask_;
   CursorFile cursor_file_;
@@ -153,12 +147,12 @@ class Shipper {
   Ledger& ledger_ = state_.ledger;
   Producer producer_;
   ProblemReporter problems_;
-  Merger merger_;
+  std::optional<reader::Reader> reader_;
   ChangeWaiter changes_;
   std::optional<Printer> printer_;
+  std::optional<reader::Formatter> cut_formatter_;
   std::optional<CursorSaver> saver_;
-  std::vector<InputPosition> positions_;
-  decoder::Record record_;
+  reader::Record record_;
   std::string message_;
   std::string key_;
 
@@ -188,7 +182,10 @@ std::optional<int> Shipper::start() {
   if (std::string error = producer_.start(o_, state_); !error.empty()) return usage_error(error);
   install_stop_handlers();
   if (auto code = open_inputs(saved_cursor)) return code;
-  printer_.emplace(std::nullopt, style_, filters_.grep, mask_ ? &*mask_ : nullptr);
+  printer_.emplace(format_, filters_.grep, mask_ ? &*mask_ : nullptr);
+  reader::FormatOptions cut = format_;
+  cut.json_args = false;
+  cut_formatter_.emplace(cut);
   saver_.emplace(cursor_file_);
   stats_every_ms_ = o_.stats_interval_s > 0 ? std::max<std::int64_t>(1, std::int64_t(o_.stats_interval_s * 1000)) : 0;
   last_stats_ms_ = steady_ms();
@@ -207,7 +204,8 @@ std::optional<int> Shipper::check_options() {
   for (const auto& path : o_.paths)
     if (path == "-")
       return usage_error("standard input has no places for a cursor to name: give the files or directories");
-  style_.utc = o_.filters.utc;
+  format_.json = true;
+  format_.utc = o_.filters.utc;
   try {
     if (!o_.filters.mask_path.empty()) mask_.emplace(o_.filters.mask_path);
     filters_ = make_filters(o_.filters, now_ns());
@@ -218,17 +216,24 @@ std::optional<int> Shipper::check_options() {
 }
 
 std::optional<int> Shipper::open_inputs(const std::string& saved_cursor) {
-  if (!merger_.add_paths(o_.paths)) return usage_error("cannot read the inputs given");
-  merger_.keep_positions();
+  reader::Options options;
+  options.filter = filters_.reader_filter;
+  options.follow = !o_.once;
+  options.cursors = true;
+  options.utc = o_.filters.utc;
+  options.on_problem = problems_.handler();
+  try {
+    reader_.emplace(o_.paths, std::move(options));
+  } catch (const reader::OpenError& e) {
+    return usage_error(e.what());
+  }
   if (saved_cursor.empty()) return std::nullopt;
-  ParsedCursor cursor = parse_cursor(saved_cursor);
-  if (!cursor.error.empty())
-    return usage_error("--cursor-file " + o_.cursor_file + " does not hold a cursor: " + cursor.error +
+  reader::ResumeResult resumed = reader_->resume_after(saved_cursor);
+  if (resumed.malformed)
+    return usage_error("--cursor-file " + o_.cursor_file + " does not hold a cursor: " + resumed.error +
                        "; remove it to ship from the first record");
-  std::vector<std::string> notes;
-  std::string error = merger_.resume_after(cursor.inputs, notes);
-  if (!error.empty()) return usage_error("--cursor-file " + o_.cursor_file + ": " + error);
-  for (const auto& note : notes) std::fprintf(stderr, "terse ship: resuming: %s\n", note.c_str());
+  if (!resumed.ok) return usage_error("--cursor-file " + o_.cursor_file + ": " + resumed.error);
+  for (const auto& note : resumed.notes) std::fprintf(stderr, "terse ship: resuming: %s\n", note.c_str());
   return std::nullopt;
 }
 
@@ -237,7 +242,7 @@ void Shipper::produce_all() {
     read_round();
     if (!may_read() || o_.once) return;
     wait_for_next_round();
-    merger_.new_round();
+    reader_->poll();
     if (mask_) reload_mask(*mask_, kProgram);
   }
 }
@@ -245,12 +250,12 @@ void Shipper::produce_all() {
 // Reads and produces until the inputs have nothing more for now.
 void Shipper::read_round() {
   while (may_read()) {
-    if (!merger_.next(record_)) {
+    if (!reader_->next(record_)) {
       caught_up_ = true;
       break;
     }
     caught_up_ = false;
-    last_read_ns_ = record_.unix_ns;
+    last_read_ns_ = record_.time_ns();
     if (!ship_record(record_)) {
       abandoned_ = true;
       break;
@@ -268,41 +273,38 @@ void Shipper::read_round() {
 }
 
 // False when the record was not produced and reading must stop.
-bool Shipper::ship_record(const decoder::Record& record) {
+bool Shipper::ship_record(const reader::Record& record) {
   message_.clear();
   if (!printer_->print(record, message_)) return true;
   message_.pop_back();  // the newline
-  if (message_.size() + 1024 > producer_.max_message_bytes() && record.kind == decoder::RecordKind::log)
+  if (message_.size() + 1024 > producer_.max_message_bytes() && record.kind() == reader::RecordKind::log)
     cut_to_fit(record);
-  if (o_.show_cursor) {
-    merger_.positions(positions_);
-    add_cursor_key(message_, positions_);
-  }
+  if (o_.show_cursor) add_cursor_key(message_, reader_->cursor());
   key_.clear();
   if (o_.key == "thread") {
-    key_ = std::to_string(record.thread->os_tid);
-  } else if (o_.key == "site" && record.site) {
-    key_ = record.site->file + ":" + std::to_string(record.site->line);
+    key_ = std::to_string(record.thread().os_tid);
+  } else if (o_.key == "site" && record.kind() != reader::RecordKind::dropped) {
+    key_ = std::string(record.file()) + ":" + std::to_string(record.line());
   }
   return produce(record);
 }
 
-void Shipper::cut_to_fit(const decoder::Record& record) {
+void Shipper::cut_to_fit(const reader::Record& record) {
   std::string text;
-  decoder::render_message(record, text, nullptr, &style_);
+  record.message(text);
   if (mask_) mask_->apply(text);
   std::size_t json_bytes = message_.size();
   message_.clear();
-  append_cut_record(message_, record, style_, std::move(text), json_bytes, producer_.max_message_bytes());
+  append_cut_record(message_, record, *cut_formatter_, std::move(text), json_bytes, producer_.max_message_bytes());
   ++cut_records_;
 }
 
 // Waits while librdkafka's buffer is full; false when the record is refused
 // for good or shipping stops meanwhile.
-bool Shipper::produce(const decoder::Record& record) {
+bool Shipper::produce(const reader::Record& record) {
   for (;;) {
-    std::uint64_t seq = ledger_.sent(record.unix_ns);
-    rd_kafka_resp_err_t err = producer_.produce(message_, key_, record.unix_ns / 1'000'000, seq);
+    std::uint64_t seq = ledger_.sent(record.time_ns());
+    rd_kafka_resp_err_t err = producer_.produce(message_, key_, record.time_ns() / 1'000'000, seq);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return true;
     ledger_.withdraw_last();
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -318,9 +320,9 @@ bool Shipper::produce(const decoder::Record& record) {
 // Acknowledgements keep coming while the files are quiet; a change to them
 // ends the wait.
 void Shipper::wait_for_next_round() {
-  for (const auto& dir : merger_.directories()) changes_.watch_directory(dir);
+  for (const auto& dir : reader_->watched_directories()) changes_.watch_directory(dir);
   if (mask_) changes_.watch_directory(parent_of(mask_->path()));
-  std::int64_t until = steady_ms() + merger_.next_round_in().count();
+  std::int64_t until = steady_ms() + reader_->poll_interval().count();
   for (std::int64_t left; (left = until - steady_ms()) > 0 && !stop_requested();) {
     if (!changes_.watching()) {
       serve(int(std::min<std::int64_t>(left, 100)));
@@ -334,8 +336,7 @@ void Shipper::wait_for_next_round() {
 }
 
 void Shipper::take_checkpoint() {
-  merger_.positions(positions_);
-  if (!positions_.empty()) ledger_.checkpoint(encode_cursor(positions_));
+  if (std::string cursor = reader_->cursor(); !cursor.empty()) ledger_.checkpoint(std::move(cursor));
 }
 
 void Shipper::save_cursor(bool now) {
@@ -362,6 +363,11 @@ void Shipper::print_stats(bool now) {
   last_stats_ms_ = t;
   last_stats_records_ = ledger_.acked_records();
   double lag_s = 0;
+  auto wall_clock_ns = [] {
+    return std::int64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  };
   if (auto oldest = ledger_.oldest_unacked_ns()) {
     lag_s = double(wall_clock_ns() - *oldest) / 1e9;
   } else if (!caught_up_ && last_read_ns_) {

@@ -633,6 +633,7 @@ void Reader::wait() {
 std::string Reader::cursor() const {
   if (!impl_->merger) return {};
   impl_->merger->positions(impl_->positions);
+  if (impl_->positions.empty()) return {};
   return cli::encode_cursor(impl_->positions);
 }
 

@@ -514,3 +514,129 @@ TEST_CASE("the latency histogram example reports what was logged") {
   CHECK(out.substr(lines[0].size() + 1) == expected_tail);
 }
 #endif
+
+namespace {
+
+// Every record the reader gives, printed by `formatter`.
+std::string format_all(const std::string& dir, const reader::Formatter& formatter) {
+  reader::Reader r({dir});
+  reader::Record record;
+  std::string out;
+  while (r.next(record)) formatter.append(record, out);
+  return out;
+}
+
+void log_formatter_records() {
+  {
+    terse::Context request("request_id", 7);
+    TERSE_INFO("login of {} with password {}", std::string("ann"), std::string("hunter2"));
+  }
+  TERSE_WARN("queue {name} at {depth}", fmt::arg("name", "jobs"), fmt::arg("depth", 12));
+  TERSE_ERROR("{} in {}", 3.5, std::vector<std::string>{"hunter2", "x"});
+}
+
+}  // namespace
+
+#ifdef TERSE_CLI_PATH
+namespace {
+
+std::string terse_cat(const std::vector<std::string>& args, const std::string& out_path) {
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  std::vector<std::string> command{TERSE_CLI_PATH, "cat"};
+  command.insert(command.end(), args.begin(), args.end());
+  int status = terse::test::run_process(command, fd);
+  ::close(fd);
+  CHECK(terse::test::exit_code(status) == 0);
+  return terse::test::read_file(out_path);
+}
+
+}  // namespace
+
+TEST_CASE("a Formatter prints what terse cat prints") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  log_formatter_records();
+  terse::stop();
+  std::string out = dir / "cat.out";
+
+  reader::FormatOptions precise;
+  precise.utc = true;
+  CHECK(format_all(dir.path(), reader::Formatter(precise)) == terse_cat({"--utc", "-o", "precise", dir.path()}, out));
+
+  reader::FormatOptions shorter = precise;
+  shorter.time_digits = 6;
+  CHECK(format_all(dir.path(), reader::Formatter(shorter)) == terse_cat({"--utc", "-o", "short", dir.path()}, out));
+
+  reader::FormatOptions pattern = precise;
+  pattern.pattern = "{level:<8}|{file}:{line}|{message}|{context}";
+  std::string lines = format_all(dir.path(), reader::Formatter(pattern));
+  CHECK(lines == terse_cat({"--utc", "--format", pattern.pattern, dir.path()}, out));
+  CHECK(terse::test::split_lines(lines).at(0).ends_with("|login of ann with password hunter2|request_id=7"));
+
+  reader::FormatOptions json = precise;
+  json.json = true;
+  std::string objects = format_all(dir.path(), reader::Formatter(json));
+  CHECK(objects == terse_cat({"--utc", "-o", "json", dir.path()}, out));
+  std::vector<std::string> object_lines = terse::test::split_lines(objects);
+  REQUIRE(object_lines.size() == 3);
+  CHECK(object_lines[1].find(R"("message":"queue jobs at 12","args":{"name":"jobs","depth":12})") != std::string::npos);
+
+  // Redaction: the rewrite reaches the message and every string argument,
+  // as --mask does.
+  std::string rules = dir / "rules.mask";
+  std::ofstream(rules) << "hunter2 => ***\n";
+  reader::FormatOptions masked = json;
+  masked.rewrite = [](std::string& text) {
+    for (std::size_t at; (at = text.find("hunter2")) != std::string::npos;) text.replace(at, 7, "***");
+  };
+  std::string hidden = format_all(dir.path(), reader::Formatter(masked));
+  CHECK(hidden == terse_cat({"--utc", "-o", "json", "--mask", rules, dir.path()}, out));
+  CHECK(hidden.find("hunter2") == std::string::npos);
+  CHECK(hidden.find(R"("message":"login of ann with password ***","args":["ann","***"])") != std::string::npos);
+}
+#endif
+
+TEST_CASE("a Formatter's message, its lines without arguments, and its errors") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  log_formatter_records();
+  terse::stop();
+
+  reader::FormatOptions options;
+  options.json = true;
+  options.utc = true;
+  reader::Formatter with_args(options);
+  options.json_args = false;
+  reader::Formatter without_args(options);
+  options.rewrite = [](std::string& text) {
+    if (text.find("hunter2") != std::string::npos) text = "[redacted]";
+  };
+  reader::Formatter rewriting(options);
+
+  reader::Reader r({dir.path()});
+  reader::Record record;
+  int count = 0;
+  while (r.next(record)) {
+    ++count;
+    std::string full, bare, message;
+    with_args.append(record, full);
+    without_args.append(record, bare);
+    CHECK(full == record.json() + "\n");
+    // The same object with "args" null: every other key stays, context too.
+    std::size_t key = full.find(",\"args\":");
+    REQUIRE(key != std::string::npos);
+    std::size_t after = full.find(record.context().empty() ? "}\n" : ",\"context\":", key);
+    CHECK(bare == full.substr(0, key) + ",\"args\":null" + full.substr(after));
+    CHECK(rewriting.message(record, message));
+    CHECK(message == (record.message().find("hunter2") != std::string::npos ? "[redacted]" : record.message()));
+  }
+  CHECK(count == 3);
+
+  reader::FormatOptions bad;
+  bad.pattern = "{time} {nonsense}";
+  CHECK_THROWS_AS(reader::Formatter(bad), std::invalid_argument);
+  bad.pattern = "{message}";
+  bad.time_digits = 12;
+  CHECK_THROWS_AS(reader::Formatter(bad), std::invalid_argument);
+}

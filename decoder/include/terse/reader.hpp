@@ -15,9 +15,10 @@
 //   terse::reader::Record record;
 //   while (reader.next(record)) std::cout << record.message() << '\n';
 //
-// What `terse cat` prints is built from these records: message() is byte
-// for byte its message, json() its `-o json` line, and the filters are the
-// ones behind its --level, --since, --until, --site, --thread and --context.
+// `terse cat` is built on this header: message() is byte for byte its
+// message, json() its `-o json` line, a Formatter prints its lines, and the
+// filters are the ones behind its --level, --since, --until, --site,
+// --thread and --context.
 #pragma once
 
 #include <chrono>
@@ -195,6 +196,54 @@ class Record {
   const detail::RecordData* data_ = nullptr;
 };
 
+// How a Formatter prints records: the text lines and JSON lines of
+// `terse cat`, for a program that shows records as it does.
+struct FormatOptions {
+  // A text line: {time} {level} {thread} {file} {line} {message} {context},
+  // each with an fmt spec if wanted ({level:<8}); context fields the pattern
+  // does not place follow the message (" {request_id=42}").
+  std::string pattern = "{time} {level} [{thread}] {file}:{line} {message}";
+  // One JSON object per record instead, as Record::json() writes it.
+  bool json = false;
+  // Times (in lines, in JSON, and time points inside messages) in UTC
+  // rather than local time.
+  bool utc = false;
+  // The digits of {time}'s fraction of a second, 0 to 9; JSON always has 9.
+  int time_digits = 9;
+  // {level} in ANSI colours, for a terminal.
+  bool color = false;
+  // Rewrites the message and every string argument (the strings inside
+  // structured ones too) before they are printed: redaction. It must be
+  // safe to call from several threads when the Formatter is shared.
+  std::function<void(std::string& text)> rewrite;
+  // JSON: a log record's "args" is null rather than its arguments, for a
+  // destination that has no room for them.
+  bool json_args = true;
+};
+
+// Prints records. Cheap to copy; a const Formatter may be used from
+// several threads at once.
+class Formatter {
+ public:
+  // Throws std::invalid_argument saying what is wrong with the pattern.
+  explicit Formatter(FormatOptions options = {});
+
+  // The record's line, ending in '\n', appended to `out`.
+  void append(const Record& record, std::string& out) const;
+  // The same with the message already made by message() (a program that
+  // looks at the message first, to match it, makes it only once).
+  void append(const Record& record, std::string_view message, std::string& out) const;
+  // The record's message, rewritten, appended to `out`; false when the
+  // record could not be formatted (see Record::message).
+  bool message(const Record& record, std::string& out) const;
+
+  const FormatOptions& options() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
 // What a call site is, for Filter::site.
 struct SiteInfo {
   Level level = Level::info;
@@ -308,7 +357,8 @@ class Reader {
 
   // With options.cursors: an opaque text naming where every input stands
   // after the last record next() gave (what `terse cat --show-cursor`
-  // prints). Store it; a later Reader over the same logs continues right
+  // prints; empty while no input has a place yet). Store it; a later
+  // Reader over the same logs continues right
   // after that record with resume_after(). Call resume_after() before the
   // first next().
   std::string cursor() const;
