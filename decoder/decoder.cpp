@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -32,6 +33,13 @@ StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std
 StreamDecoder::~StreamDecoder() { ZSTD_freeDCtx(state_->dctx); }
 
 namespace {
+
+// Decoders run on several threads (parallel decoding, several readers), and
+// the numbers need only be unique: relaxed.
+std::uint64_t next_site_serial() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // Parses a record's arguments by its site's tags. Structured values are
 // checked against their expressions here, once, so that rendering can trust
@@ -482,6 +490,7 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
       Site& site = sites[static_cast<std::uint32_t>(id)];
       forget_deltas(static_cast<std::uint32_t>(id));  // its tags may have changed
       site.id = static_cast<std::uint32_t>(id);
+      site.serial = next_site_serial();
       site.level = level;
       site.line = static_cast<std::uint32_t>(line);
       site.file.assign(file);

@@ -11,18 +11,19 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <terse/decoder.hpp>
+#include <terse/reader.hpp>
 #include <terse/schema.hpp>
 
 #include "commands.hpp"
 #include "log_files.hpp"
 #include "output.hpp"
-#include "source.hpp"
 
 namespace terse::cli {
 
@@ -53,7 +54,7 @@ struct SiteCount {
 struct Totals {
   std::uint64_t files = 0;
   std::uint64_t file_bytes = 0;
-  decoder::Summary frames;  // frames, records, stored and raw bytes, damage summed
+  reader::Summary frames;  // frames, stored records, stored and raw bytes, damage summed
   std::uint64_t torn_tails = 0;
   std::vector<std::string> private_values;  // the modes the files were opened with
   std::array<std::uint64_t, kLevels> levels{};
@@ -130,7 +131,7 @@ std::string duration_text(std::int64_t ns) {
 // What the totals take of one record: all of it but its site, which
 // site_of() finds.
 struct Counted {
-  decoder::RecordKind kind = decoder::RecordKind::log;
+  reader::RecordKind kind = reader::RecordKind::log;
   bool flight = false;
   std::uint8_t level = 0;
   std::int64_t unix_ns = 0;
@@ -138,26 +139,23 @@ struct Counted {
   std::uint64_t dropped = 0;
 };
 
-Counted counted(const decoder::Record& r) {
-  return Counted{r.kind, r.flight, r.site ? r.site->level : std::uint8_t{0}, r.unix_ns, r.suppressed, r.dropped_count};
+Counted counted(const reader::Record& r) {
+  bool dropped = r.kind() == reader::RecordKind::dropped;
+  return Counted{r.kind(),    r.flight(),     dropped ? std::uint8_t{0} : static_cast<std::uint8_t>(r.level()),
+                 r.time_ns(), r.suppressed(), dropped ? r.dropped_count() : 0};
 }
 
-std::string site_key(const decoder::Site& site) {
-  return site.file + '\0' + std::to_string(site.line) + '\0' + site.format;
+std::string site_key(const reader::Record& r) {
+  return std::string(r.file()) + '\0' + std::to_string(r.line()) + '\0' + std::string(r.format());
 }
 
 // The site's entry in t.sites, by `key` (site_key).
-std::size_t site_of(Totals& t, const std::string& key, const decoder::Site* site, std::uint8_t level) {
+std::size_t site_of(Totals& t, const std::string& key, std::uint8_t level) {
   auto [index, added] = t.site_index.try_emplace(key, t.sites.size());
   if (added) {
-    // A site known by its key alone (from a decoding thread): the key holds the rest.
-    if (site) {
-      t.sites.push_back({site->file, site->line, site->level, site->format, 0, 0});
-    } else {
-      std::size_t a = key.find('\0'), b = key.find('\0', a + 1);
-      t.sites.push_back({key.substr(0, a), static_cast<std::uint32_t>(std::stoul(key.substr(a + 1, b - a - 1))), level,
-                         key.substr(b + 1), 0, 0});
-    }
+    std::size_t a = key.find('\0'), b = key.find('\0', a + 1);
+    t.sites.push_back({key.substr(0, a), static_cast<std::uint32_t>(std::stoul(key.substr(a + 1, b - a - 1))), level,
+                       key.substr(b + 1), 0, 0});
   }
   return index->second;
 }
@@ -170,7 +168,7 @@ void count(Totals& t, const Counted& r, std::size_t site_index) {
   auto it = t.per_minute.find(minute);
   if (it == t.per_minute.end() && t.per_minute.size() < (1u << 20))
     it = t.per_minute.emplace(minute, std::array<std::uint64_t, kLevels>{}).first;
-  if (r.kind == decoder::RecordKind::dropped) {
+  if (r.kind == reader::RecordKind::dropped) {
     ++t.drop_reports;
     t.dropped += r.dropped;
     return;
@@ -178,7 +176,7 @@ void count(Totals& t, const Counted& r, std::size_t site_index) {
   SiteCount& site = t.sites[site_index];
   site.suppressed += r.suppressed;
   t.suppressed += r.suppressed;
-  if (r.kind == decoder::RecordKind::suppressed) return;  // a count, not a record
+  if (r.kind == reader::RecordKind::suppressed) return;  // a count, not a record
   if (r.flight) ++t.flight;
   std::uint8_t level = r.level < kLevels ? r.level : static_cast<std::uint8_t>(kLevels - 1);
   ++t.levels[level];
@@ -186,49 +184,38 @@ void count(Totals& t, const Counted& r, std::size_t site_index) {
   ++site.count;
 }
 
-void add_record(Totals& t, const decoder::Record& r, std::unordered_map<const decoder::Site*, std::size_t>& cache) {
+// Record::site_id() -> t.sites: a key is built once per site of a file, not per record.
+using SiteCache = std::unordered_map<std::uint64_t, std::size_t>;
+
+void add_record(Totals& t, const reader::Record& r, SiteCache& cache) {
   std::size_t index = 0;
-  if (r.kind != decoder::RecordKind::dropped) {
-    auto [hit, inserted] = cache.try_emplace(r.site, 0);
-    if (inserted) hit->second = site_of(t, site_key(*r.site), r.site, r.site->level);
+  if (r.kind() != reader::RecordKind::dropped) {
+    auto [hit, inserted] = cache.try_emplace(r.site_id(), 0);
+    if (inserted) hit->second = site_of(t, site_key(r), static_cast<std::uint8_t>(r.level()));
     index = hit->second;
   }
   count(t, counted(r), index);
 }
 
 // --threads: each decoding thread writes what count() needs of a record as
-// a Packed, and the key of a site the first time it meets the site in a
-// file; the totals are then added up in stream order, as add_record does.
+// a Packed, and the key of a site the first time it meets the site; the
+// totals are then added up in record order, as add_record does.
 struct Packed {
   Counted record;
-  std::uint64_t site = 0;      // the decoding thread's number for the site: thread << 32 | n
+  std::uint64_t site = 0;      // Record::site_id()
   std::uint32_t key_size = 0;  // the size of the site's key that follows, the first time
 };
 
-decoder::RendererFactory packing_renderers() {
-  auto threads = std::make_shared<std::uint64_t>(0);
-  return [threads] {
-    struct Numbers {
-      std::uint64_t thread = 0;
-      std::uint64_t file_offset = 0;
-      std::unordered_map<const decoder::Site*, std::uint64_t> sites;
-    };
-    auto numbers = std::make_shared<Numbers>();
-    numbers->thread = (*threads)++;
-    return [numbers](const decoder::Record& r, std::string& out) {
-      Numbers& n = *numbers;
-      // As add_path: site objects belong to one file of the stream.
-      if (r.file_offset != n.file_offset) {
-        n.sites.clear();
-        n.file_offset = r.file_offset;
-      }
+reader::RendererFactory packing_renderers() {
+  return [] {
+    auto seen = std::make_shared<std::unordered_set<std::uint64_t>>();
+    return [seen](const reader::Record& r, std::string& out) {
       Packed packed;
       packed.record = counted(r);
       std::string key;
-      if (r.kind != decoder::RecordKind::dropped) {
-        auto [hit, inserted] = n.sites.try_emplace(r.site, n.thread << 32 | n.sites.size());
-        packed.site = hit->second;
-        if (inserted) key = site_key(*r.site);
+      if (r.kind() != reader::RecordKind::dropped) {
+        packed.site = r.site_id();
+        if (seen->insert(packed.site).second) key = site_key(r);
       }
       packed.key_size = static_cast<std::uint32_t>(key.size());
       out.append(reinterpret_cast<const char*>(&packed), sizeof packed);
@@ -373,53 +360,45 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
 
 // Adds one file's (or standard input's) records and frames to the totals;
 // false when anything was damaged.
-bool add_path(Totals& t, const std::string& path, const decoder::Reporter& reporter, unsigned threads) {
-  std::unordered_map<const decoder::Site*, std::size_t> cache;
-  std::uint64_t file_offset = 0;
-  auto sink = [&](const decoder::Record& r) {
-    // Site objects belong to one file of the stream; a new file (on a
-    // pipe) may reuse their addresses.
-    if (r.file_offset != file_offset) {
-      cache.clear();
-      file_offset = r.file_offset;
-    }
-    add_record(t, r, cache);
-  };
-  decoder::Summary s;
-  if (threads > 1) {
-    std::unordered_map<std::uint64_t, std::size_t> sites;  // a decoding thread's number -> t.sites
-    std::string rest;                                      // a Packed cut by the end of a frame's output
-    auto write = [&](std::string_view text) {
-      rest.append(text);
-      std::size_t at = 0;
-      Packed packed;
-      while (rest.size() - at >= sizeof packed) {
-        std::memcpy(&packed, rest.data() + at, sizeof packed);
-        if (rest.size() - at - sizeof packed < packed.key_size) break;
-        std::size_t index = 0;
-        if (packed.record.kind != decoder::RecordKind::dropped) {
-          if (packed.key_size > 0)
-            sites[packed.site] =
-                site_of(t, rest.substr(at + sizeof packed, packed.key_size), nullptr, packed.record.level);
-          index = sites[packed.site];
-        }
-        count(t, packed.record, index);
-        at += sizeof packed + packed.key_size;
+bool add_path(Totals& t, const std::string& path, ProblemReporter& problems, unsigned threads) {
+  reader::Options options;
+  options.on_problem = problems.handler();
+  options.report_open_failures = true;  // said on stderr and counted as damage, as a damaged file is
+  reader::Reader input({path}, std::move(options));
+  SiteCache sites;
+  std::string rest;  // a Packed cut by the end of a frame's output
+  auto write = [&](std::string_view text) {
+    rest.append(text);
+    std::size_t at = 0;
+    Packed packed;
+    while (rest.size() - at >= sizeof packed) {
+      std::memcpy(&packed, rest.data() + at, sizeof packed);
+      if (rest.size() - at - sizeof packed < packed.key_size) break;
+      std::size_t index = 0;
+      if (packed.record.kind != reader::RecordKind::dropped) {
+        if (packed.key_size > 0)
+          sites[packed.site] = site_of(t, rest.substr(at + sizeof packed, packed.key_size), packed.record.level);
+        index = sites[packed.site];
       }
-      rest.erase(0, at);
-      return true;
-    };
-    s = decode_path_parallel(path, threads, packing_renderers(), write, reporter);
-  } else {
-    s = decode_path(path, sink, reporter);
+      count(t, packed.record, index);
+      at += sizeof packed + packed.key_size;
+    }
+    rest.erase(0, at);
+    return true;
+  };
+  if (threads <= 1 || !input.decode_parallel(threads, packing_renderers(), write)) {
+    SiteCache cache;
+    reader::Record record;
+    while (input.next(record)) add_record(t, record, cache);
   }
   if (path != "-") {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) t.file_bytes += static_cast<std::uint64_t>(st.st_size);
   }
+  reader::Summary s = input.summary();
   ++t.files;
   t.frames.frames += s.frames;
-  t.frames.records += s.records;
+  t.frames.stored_records += s.stored_records;
   t.frames.damaged += s.damaged;
   t.frames.stored_bytes += s.stored_bytes;
   t.frames.raw_bytes += s.raw_bytes;
@@ -447,7 +426,7 @@ int run_stats(const StatsOptions& o) {
   Totals t;
   ProblemReporter problems("terse", TornTails::count_silently);
   for (const auto& path : expand_paths(o.paths, ok))
-    if (!add_path(t, path, problems.reporter(), decoding_threads(o.threads))) ok = false;
+    if (!add_path(t, path, problems, decoding_threads(o.threads))) ok = false;
   t.torn_tails = problems.torn_tails();
   std::string out;
   if (o.json) {

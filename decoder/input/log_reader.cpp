@@ -410,6 +410,11 @@ std::string_view Record::format() const {
   return r.site ? std::string_view(r.site->format) : std::string_view();
 }
 
+std::uint64_t Record::site_id() const {
+  const auto& r = rec(data_);
+  return r.site ? r.site->serial : 0;
+}
+
 std::string Record::message() const {
   std::string out;
   message(out);
@@ -691,7 +696,10 @@ Summary Reader::summary() const {
   s.damaged = impl_->merger ? impl_->merger->damaged() : totals.damaged;
   s.frames = totals.frames;
   s.stored_records = totals.records;
+  s.stored_bytes = totals.stored_bytes;
+  s.raw_bytes = totals.raw_bytes;
   s.torn_tail = totals.torn_tail;
+  s.private_values = totals.private_values;
   return s;
 }
 

@@ -203,7 +203,12 @@ decoder::Summary Merger::totals() const {
     const decoder::Summary& s = slot.source->totals();
     total.frames += s.frames;
     total.records += s.records;
+    total.stored_bytes += s.stored_bytes;
+    total.raw_bytes += s.raw_bytes;
     total.torn_tail = total.torn_tail || s.torn_tail;
+    for (const auto& mode : s.private_values)
+      if (std::find(total.private_values.begin(), total.private_values.end(), mode) == total.private_values.end())
+        total.private_values.push_back(mode);
   }
   return total;
 }

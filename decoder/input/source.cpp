@@ -221,6 +221,9 @@ void Source::count(const decoder::Summary& summary) {
   totals_.stored_bytes += summary.stored_bytes;
   totals_.raw_bytes += summary.raw_bytes;
   totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
+  for (const auto& mode : summary.private_values)
+    if (std::find(totals_.private_values.begin(), totals_.private_values.end(), mode) == totals_.private_values.end())
+      totals_.private_values.push_back(mode);
 }
 
 void Source::rescan() {
@@ -239,35 +242,6 @@ void Source::rescan() {
   std::sort(found.begin(), found.end(), log_file_less);
   for (const auto& f : found)
     if (is_mine(f.string())) add(f.string());
-}
-
-decoder::Summary decode_path(const std::string& path, const decoder::RecordSink& sink,
-                             const decoder::Reporter& reporter) {
-  if (path == "-") {
-    decoder::StreamDecoder decoder("<stdin>", reporter);
-    return decoder.decode_fd(STDIN_FILENO, sink);
-  }
-  return decoder::decode_file(path, sink, reporter);
-}
-
-decoder::Summary decode_path_parallel(const std::string& path, unsigned workers,
-                                      const decoder::RendererFactory& make_renderer, const decoder::ChunkWriter& write,
-                                      const decoder::Reporter& reporter) {
-  if (path == "-") {
-    decoder::ParallelDecoder decoder("<stdin>", reporter, workers);
-    return decoder.decode_fd(STDIN_FILENO, make_renderer, write);
-  }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {  // as decoder::decode_file says it
-    decoder::Summary summary;
-    summary.damaged = 1;
-    if (reporter) reporter(decoder::Problem{path, 0, std::string("cannot open: ") + std::strerror(errno)});
-    return summary;
-  }
-  decoder::ParallelDecoder decoder(path, reporter, workers);
-  decoder::Summary summary = decoder.decode_fd(fd, make_renderer, write);
-  ::close(fd);
-  return summary;
 }
 
 }  // namespace terse::cli

@@ -107,13 +107,4 @@ class Source {
   void count(const decoder::Summary& summary);
 };
 
-// Decodes one file, or standard input for "-", to its end.
-decoder::Summary decode_path(const std::string& path, const decoder::RecordSink& sink,
-                             const decoder::Reporter& reporter);
-// The same with a ParallelDecoder of `workers` threads: each record goes to
-// its worker's renderer, the output to `write`, in order.
-decoder::Summary decode_path_parallel(const std::string& path, unsigned workers,
-                                      const decoder::RendererFactory& make_renderer, const decoder::ChunkWriter& write,
-                                      const decoder::Reporter& reporter);
-
 }  // namespace terse::cli

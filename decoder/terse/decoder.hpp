@@ -109,6 +109,9 @@ struct SiteTypes {
 
 struct Site {
   std::uint32_t id = 0;
+  // Unique in the process, new each time a file defines the entry: what
+  // terse::reader::Record::site_id() gives.
+  std::uint64_t serial = 0;
   std::uint8_t level = 0;
   std::uint32_t line = 0;
   std::string file;

@@ -94,3 +94,29 @@ TEST_CASE("stats says how the files store private values") {
   auto json = run_terse({"stats", "--json", dir.path()});
   CHECK(json.out.find("\"private_values\":[\"hash\"]") != std::string::npos);
 }
+
+TEST_CASE("stats of files concatenated on a pipe counts each file's sites as the files themselves") {
+  // Two writers' files, one after the other on standard input: the second
+  // file's sites may sit where the first file's were in memory, and must
+  // still be counted as their own.
+  TempDir first, second, both;
+  terse::start(test_config(first.path()));
+  for (int i = 0; i < 40; ++i) TERSE_INFO("first writer {}", i);
+  terse::stop();
+  terse::start(test_config(second.path()));
+  for (int i = 0; i < 25; ++i) TERSE_WARN("second writer {}", i);
+  TERSE_ERROR("second writer's error {}", 1);
+  terse::stop();
+  std::string piped = both / "piped.tlog";
+  write_file(piped, read_file(log_files(first.path()).at(0)) + read_file(log_files(second.path()).at(0)));
+
+  for (const char* threads : {"1", "3"}) {
+    auto run = run_terse({"stats", "--json", "--threads", threads, "-"}, piped);
+    INFO(run.err);
+    CHECK(run.exit_code == 0);
+    CHECK(run.out.find("\"records\":66") != std::string::npos);
+    CHECK(run.out.find("\"format\":\"first writer {}\",\"count\":40") != std::string::npos);
+    CHECK(run.out.find("\"format\":\"second writer {}\",\"count\":25") != std::string::npos);
+    CHECK(run.out.find("\"format\":\"second writer's error {}\",\"count\":1") != std::string::npos);
+  }
+}

@@ -162,6 +162,11 @@ class Record {
   std::string_view file() const;
   std::uint32_t line() const;
   std::string_view format() const;
+  // A number for the call site, for tables keyed by site without comparing
+  // strings: the records of a site in one file share it, and no other site
+  // of any file this process reads has it. The same site in another file
+  // has another number. 0 for a drop report.
+  std::uint64_t site_id() const;
   // What fmt::format(format, args...) printed in the writer, byte for byte;
   // a drop report's text for one. A record the decoder cannot format
   // safely is rendered as its raw format and arguments behind a marker.
@@ -299,7 +304,12 @@ struct Summary {
   // and whether one ended in a torn tail.
   std::uint64_t frames = 0;
   std::uint64_t stored_records = 0;
+  std::uint64_t stored_bytes = 0;  // their frames' payloads as stored (compressed)
+  std::uint64_t raw_bytes = 0;     // the same decompressed
   bool torn_tail = false;
+  // How the writers stored terse::secret() values ("omit", "hash" or
+  // "clear"), in the order first seen; empty for files of writers before 1.1.
+  std::vector<std::string> private_values;
   std::uint64_t damaged = 0;  // problems reported (files that would not open too), torn tails not counted
   // Directories that could not be listed (with options.report_open_failures).
   std::uint64_t unreadable_inputs = 0;
