@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -639,4 +640,42 @@ TEST_CASE("a Formatter's message, its lines without arguments, and its errors") 
   bad.pattern = "{message}";
   bad.time_digits = 12;
   CHECK_THROWS_AS(reader::Formatter(bad), std::invalid_argument);
+}
+
+TEST_CASE("site ids tell call sites apart, and the summary has the bytes and the private-value mode") {
+  TempDir first, second;
+  terse::Config config = test_config(first.path());
+  config.private_values = terse::PrivateValues::hash;
+  config.private_key = "reader test key";
+  terse::start(config);
+  for (int i = 0; i < 3; ++i) {
+    TERSE_INFO("site a {}", i);
+    TERSE_INFO("site b {}", i);
+  }
+  terse::stop();
+  terse::start(test_config(second.path()));
+  TERSE_INFO("site a {}", 9);
+  terse::stop();
+
+  reader::Reader r({first.path()});
+  std::map<std::string, std::set<std::uint64_t>> ids;
+  reader::Record record;
+  while (r.next(record)) ids[std::string(record.format())].insert(record.site_id());
+  REQUIRE(ids.size() == 2);
+  CHECK(ids["site a {}"].size() == 1);
+  CHECK(ids["site b {}"].size() == 1);
+  CHECK(*ids["site a {}"].begin() != *ids["site b {}"].begin());
+  CHECK(*ids["site a {}"].begin() != 0);
+
+  reader::Summary summary = r.summary();
+  CHECK(summary.stored_records == 6);
+  CHECK(summary.stored_bytes > 0);
+  CHECK(summary.raw_bytes > 0);
+  CHECK(summary.private_values == std::vector<std::string>{"hash"});
+
+  // The same site in another file is another site to a table keyed by id.
+  reader::Reader other({second.path()});
+  REQUIRE(other.next(record));
+  CHECK(record.format() == "site a {}");
+  CHECK(record.site_id() != *ids["site a {}"].begin());
 }
