@@ -1,7 +1,5 @@
 #include "printer.hpp"
 
-#include "cursor.hpp"
-
 namespace terse::cli {
 
 namespace {
@@ -27,10 +25,6 @@ bool Printer::print(const reader::Record& record, std::string& out) {
   if (!std::regex_search(message_, *grep_)) return false;
   formatter_.append(record, message_, out);
   return true;
-}
-
-void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions) {
-  add_cursor_key(object, encode_cursor(positions));
 }
 
 void add_cursor_key(std::string& object, std::string_view cursor) {

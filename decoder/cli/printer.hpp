@@ -11,7 +11,6 @@
 #include <terse/reader.hpp>
 
 #include "mask.hpp"
-#include "position.hpp"
 
 namespace terse::cli {
 
@@ -35,10 +34,9 @@ class Printer {
   std::string message_;
 };
 
-// --show-cursor: the "cursor" key goes last into an object the printer wrote
-// (ending in "}", or "}\n" as printed lines do).
-void add_cursor_key(std::string& object, const std::vector<InputPosition>& positions);
-// The same with the cursor already encoded (terse::reader::Reader::cursor()).
+// --show-cursor: the "cursor" key (terse::reader::Reader::cursor()) goes
+// last into an object the printer wrote (ending in "}", or "}\n" as printed
+// lines do).
 void add_cursor_key(std::string& object, std::string_view cursor);
 
 // The first line --schema-header prints: what the records' keys hold, so a
