@@ -259,7 +259,7 @@ class CatRun {
   ProblemReporter problems_;
   Printer printer_;
   std::optional<reader::Reader> reader_;
-  ChangeWaiter changes_;
+  input::ChangeWaiter changes_;
   std::optional<int> halt_;
   unsigned threads_ = decoding_threads(o_.threads);
 };

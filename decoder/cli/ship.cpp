@@ -148,7 +148,7 @@ class Shipper {
   Producer producer_;
   ProblemReporter problems_;
   std::optional<reader::Reader> reader_;
-  ChangeWaiter changes_;
+  input::ChangeWaiter changes_;
   std::optional<Printer> printer_;
   std::optional<reader::Formatter> cut_formatter_;
   std::optional<CursorSaver> saver_;

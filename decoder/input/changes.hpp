@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace terse::cli {
+namespace terse::input {
 
 // Watches directories (inotify on Linux): a followed file that grows, a file
 // created in or renamed into one (a roll, a new writer, rewritten --mask
@@ -39,4 +39,4 @@ class ChangeWaiter {
   std::vector<std::string> missing_;
 };
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -6,7 +6,7 @@
 
 #include "log_files.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 
 namespace {
 
@@ -265,4 +265,4 @@ ParsedCursor parse_cursor(const std::string& text) {
   return parsed;
 }
 
-}  // namespace terse::cli
+}  // namespace terse::input

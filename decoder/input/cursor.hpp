@@ -37,7 +37,7 @@
 
 #include "position.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 
 std::string encode_cursor(const std::vector<InputPosition>& inputs);
 
@@ -58,4 +58,4 @@ struct ParsedCursor {
 
 ParsedCursor parse_cursor(const std::string& text);
 
-}  // namespace terse::cli
+}  // namespace terse::input

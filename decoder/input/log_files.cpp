@@ -16,7 +16,7 @@
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
-namespace terse::cli {
+namespace terse::input {
 
 std::optional<LogFileName> parse_name(const std::string& file) {
   auto name = schema::parse_file_name(file);
@@ -152,4 +152,4 @@ std::int64_t wall_clock_ns() {
       .count();
 }
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace terse::cli {
+namespace terse::input {
 
 namespace fs = std::filesystem;
 
@@ -66,4 +66,4 @@ std::string absolute_dir(const fs::path& dir);
 
 std::int64_t wall_clock_ns();
 
-}  // namespace terse::cli
+}  // namespace terse::input

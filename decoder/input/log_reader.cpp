@@ -484,7 +484,7 @@ decoder::Filter detail::decoder_filter(const Filter& f) {
     out.site = [low, high, sites = f.sites, custom = f.site](const decoder::Site& site) {
       if (site.level < low || site.level > high) return false;
       if (!sites.empty() &&
-          std::none_of(sites.begin(), sites.end(), [&](const std::string& s) { return cli::site_matches(site, s); }))
+          std::none_of(sites.begin(), sites.end(), [&](const std::string& s) { return input::site_matches(site, s); }))
         return false;
       return !custom || custom(SiteInfo{static_cast<Level>(site.level), site.file, site.line, site.format});
     };
@@ -492,7 +492,7 @@ decoder::Filter detail::decoder_filter(const Filter& f) {
   if (!f.threads.empty()) {
     out.thread = [threads = f.threads](const decoder::Thread& thread) {
       return std::any_of(threads.begin(), threads.end(),
-                         [&](const std::string& t) { return cli::thread_matches(thread, t); });
+                         [&](const std::string& t) { return input::thread_matches(thread, t); });
     };
   }
   // Drop reports print as warnings from "terse": they pass a level filter
@@ -512,8 +512,8 @@ struct Reader::Impl {
   Summary summary;
 
   // Paths: every input merged by time.
-  std::unique_ptr<cli::Merger> merger;
-  std::vector<cli::InputPosition> positions;
+  std::unique_ptr<input::Merger> merger;
+  std::vector<input::InputPosition> positions;
 
   // A stream: one decoder over bytes or an fd.
   std::string name;
@@ -573,7 +573,7 @@ Reader::Reader(const std::vector<std::string>& paths, Options options)
   Impl& m = *impl_;
   if (!m.options.report_open_failures)
     for (const auto& path : paths) check_openable(path, m.options.follow);
-  m.merger = std::make_unique<cli::Merger>(m.reporter, m.filter, m.options.follow);
+  m.merger = std::make_unique<input::Merger>(m.reporter, m.filter, m.options.follow);
   m.data.file = &m.merger->last_file();  // the merger keeps the name of each record's file
   if (m.options.cursors) m.merger->keep_positions();
   if (!m.merger->add_paths(paths)) ++m.summary.unreadable_inputs;
@@ -639,7 +639,7 @@ std::string Reader::cursor() const {
   if (!impl_->merger) return {};
   impl_->merger->positions(impl_->positions);
   if (impl_->positions.empty()) return {};
-  return cli::encode_cursor(impl_->positions);
+  return input::encode_cursor(impl_->positions);
 }
 
 ResumeResult Reader::resume_after(const std::string& cursor) {
@@ -649,7 +649,7 @@ ResumeResult Reader::resume_after(const std::string& cursor) {
     result.error = "cursors name places in files, and a stream has none";
     return result;
   }
-  cli::ParsedCursor parsed = cli::parse_cursor(cursor);
+  input::ParsedCursor parsed = input::parse_cursor(cursor);
   if (!parsed.error.empty()) {
     result.ok = false;
     result.malformed = true;
@@ -664,7 +664,7 @@ ResumeResult Reader::resume_after(const std::string& cursor) {
 bool Reader::decode_parallel(unsigned workers, const RendererFactory& make_renderer, const ChunkWriter& write) {
   Impl& m = *impl_;
   if (!m.merger || m.options.follow || m.options.cursors) return false;
-  cli::Source* only = m.merger->only_sequence();
+  input::Source* only = m.merger->only_sequence();
   if (!only) return false;
   bool stopped = false;
   decoder::ChunkWriter writer = [&](std::string_view text) {

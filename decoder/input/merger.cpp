@@ -4,7 +4,7 @@
 #include <system_error>
 #include <tuple>
 
-namespace terse::cli {
+namespace terse::input {
 
 Merger::Merger(const decoder::Reporter& reporter, const decoder::Filter& filter, bool follow)
     : reporter_(reporter), filter_(filter), follow_(follow) {}
@@ -348,4 +348,4 @@ bool Merger::scan_dir(WatchedDir& dir) {
   return true;
 }
 
-}  // namespace terse::cli
+}  // namespace terse::input

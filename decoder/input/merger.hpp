@@ -18,7 +18,7 @@
 #include "position.hpp"
 #include "source.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 
 // While following several inputs, how long one that shows nothing new holds
 // back the records of the others: schema::kFollowGrace, derived from how
@@ -172,4 +172,4 @@ class Merger {
   std::string last_file_;
 };
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace terse::cli {
+namespace terse::input {
 
 // The file by name only (logs moved or mounted elsewhere still resume), the
 // offset of its frame, its index in the frame, and its ticks, which tell a
@@ -28,4 +28,4 @@ struct InputPosition {
   std::optional<std::uint64_t> writer;
 };
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -9,7 +9,7 @@
 #include <terse/decoder.hpp>
 #include <terse/reader.hpp>
 
-namespace terse::cli {
+namespace terse::input {
 
 // --site TEXT matches a call site whose format string contains TEXT, or
 // whose source file is TEXT (a path suffix: "net/conn.cpp", "conn.cpp"), or
@@ -19,7 +19,7 @@ bool site_matches(const decoder::Site& site, const std::string& text);
 // --thread ID: the OS thread id, or the thread's name.
 bool thread_matches(const decoder::Thread& thread, const std::string& text);
 
-}  // namespace terse::cli
+}  // namespace terse::input
 
 namespace terse::reader::detail {
 

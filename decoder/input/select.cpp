@@ -5,7 +5,7 @@
 
 #include "reader_detail.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 namespace {
 
 // True when `path` is `suffix` or ends with "/" + suffix.
@@ -40,4 +40,4 @@ bool thread_matches(const decoder::Thread& thread, const std::string& text) {
   return !thread.name.empty() && thread.name == text;
 }
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -11,7 +11,7 @@
 
 #include "log_files.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 
 Source::Source(std::string label, const decoder::Reporter& reporter, const decoder::Filter& filter, bool follow)
     : label_(std::move(label)), reporter_(reporter), filter_(filter), follow_(follow) {}
@@ -244,4 +244,4 @@ void Source::rescan() {
     if (is_mine(f.string())) add(f.string());
 }
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -15,7 +15,7 @@
 
 #include "log_files.hpp"
 
-namespace terse::cli {
+namespace terse::input {
 
 // When following, the last file is read live: its end means "nothing more
 // yet" until a newer file of the same sequence appears, and then its rest is
@@ -107,4 +107,4 @@ class Source {
   void count(const decoder::Summary& summary);
 };
 
-}  // namespace terse::cli
+}  // namespace terse::input

@@ -175,18 +175,18 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
     CHECK(run.err.find(bad.why) != std::string::npos);
   }
   // A well-formed cursor for a log that is not there, in either version.
-  std::string other_v1 = terse::cli::encode_cursor_v1({"db-20261129-001.tlog", 0xfb, 0, 1});
-  std::string other_v2 = terse::cli::encode_cursor({{12345u, {"db-20261129-001.tlog", 0xfb, 0, 1}, std::nullopt}});
+  std::string other_v1 = terse::input::encode_cursor_v1({"db-20261129-001.tlog", 0xfb, 0, 1});
+  std::string other_v2 = terse::input::encode_cursor({{12345u, {"db-20261129-001.tlog", 0xfb, 0, 1}, std::nullopt}});
   for (const auto& other : {other_v1, other_v2}) {
     auto run = run_terse({"cat", "--after-cursor", other, dir.path()});
     CHECK(run.exit_code == 2);
     CHECK(run.err.find("not of the log 'db' nor of any input given (here: 'app' in") != std::string::npos);
   }
   // The right file, but not the record the cursor remembers.
-  auto wrong = terse::cli::parse_cursor(good);
+  auto wrong = terse::input::parse_cursor(good);
   REQUIRE(wrong.error.empty());
   wrong.inputs.at(0).at.ticks = 1;
-  auto mismatch = run_terse({"cat", "--after-cursor", terse::cli::encode_cursor(wrong.inputs), dir.path()});
+  auto mismatch = run_terse({"cat", "--after-cursor", terse::input::encode_cursor(wrong.inputs), dir.path()});
   CHECK(mismatch.exit_code == 1);
   CHECK(mismatch.out.empty());
   CHECK(mismatch.err.find("does not fit") != std::string::npos);
@@ -205,10 +205,10 @@ TEST_CASE("a cursor of version 1, as terse printed for one log before merged cur
   auto lines = split_lines(run_terse({"cat", "-o", "json", "--show-cursor", dir.path()}).out);
   REQUIRE(lines.size() == 240);
   for (std::size_t k : {0u, 39u, 100u, 239u}) {
-    auto parsed = terse::cli::parse_cursor(field(lines[k], "cursor"));
+    auto parsed = terse::input::parse_cursor(field(lines[k], "cursor"));
     REQUIRE(parsed.inputs.size() == 1);
     auto old = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor",
-                          terse::cli::encode_cursor_v1(parsed.inputs[0].at), dir.path()});
+                          terse::input::encode_cursor_v1(parsed.inputs[0].at), dir.path()});
     INFO(old.err);
     CHECK(old.exit_code == 0);
     CHECK(split_lines(old.out) ==
@@ -217,16 +217,16 @@ TEST_CASE("a cursor of version 1, as terse printed for one log before merged cur
 }
 
 TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as one") {
-  using terse::cli::Cursor;
-  using terse::cli::InputPosition;
+  using terse::input::Cursor;
+  using terse::input::InputPosition;
   std::vector<InputPosition> inputs{
       {0xdeadbeefu, {"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL}, 0xfedcba9876543210ULL},
       {7u, {"copied by hand.tlog", 0, 0, 0}, std::nullopt}};
-  auto text = terse::cli::encode_cursor(inputs);
+  auto text = terse::input::encode_cursor(inputs);
   CHECK(text.rfind("3.", 0) == 0);
   CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) ==
         std::string::npos);
-  auto back = terse::cli::parse_cursor(text);
+  auto back = terse::input::parse_cursor(text);
   REQUIRE(back.error.empty());
   REQUIRE(back.inputs.size() == 2);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -238,29 +238,30 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
     CHECK(back.inputs[i].writer == inputs[i].writer);
   }
   // Version 2, as terse printed before writers were told apart: no writer.
-  auto v2 = terse::cli::parse_cursor(terse::cli::encode_cursor_v2(inputs));
+  auto v2 = terse::input::parse_cursor(terse::input::encode_cursor_v2(inputs));
   REQUIRE(v2.error.empty());
   REQUIRE(v2.inputs.size() == 2);
   CHECK(v2.inputs[0].at.file == inputs[0].at.file);
   CHECK(v2.inputs[0].dir_hash == inputs[0].dir_hash);
   CHECK(!v2.inputs[0].writer);
   // Every cut and every one-character change is refused, not read as another place.
-  for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::cli::parse_cursor(text.substr(0, n)).error.empty());
+  for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::input::parse_cursor(text.substr(0, n)).error.empty());
   for (std::size_t i = 2; i < text.size(); ++i) {
     std::string changed = text;
     changed[i] = changed[i] == 'x' ? 'y' : 'x';
-    CHECK(!terse::cli::parse_cursor(changed).error.empty());
+    CHECK(!terse::input::parse_cursor(changed).error.empty());
   }
   // A path in place of a file name, and no input at all.
-  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}, std::nullopt}}))
+  CHECK(terse::input::parse_cursor(
+            terse::input::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}, std::nullopt}}))
             .error.find("path") != std::string::npos);
-  CHECK(terse::cli::parse_cursor(terse::cli::encode_cursor({})).error.find("count") != std::string::npos);
+  CHECK(terse::input::parse_cursor(terse::input::encode_cursor({})).error.find("count") != std::string::npos);
 
   // Version 1.
   Cursor c{"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL};
-  auto v1 = terse::cli::encode_cursor_v1(c);
+  auto v1 = terse::input::encode_cursor_v1(c);
   CHECK(v1.find_first_not_of("0123456789abcdef-") == std::string::npos);
-  auto old = terse::cli::parse_cursor(v1);
+  auto old = terse::input::parse_cursor(v1);
   REQUIRE(old.error.empty());
   REQUIRE(old.inputs.size() == 1);
   CHECK(!old.inputs[0].dir_hash);
@@ -269,11 +270,11 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
   CHECK(old.inputs[0].at.frame_index == c.frame_index);
   CHECK(old.inputs[0].at.ticks == c.ticks);
   // A path, a name the runtime would not choose, an index past 32 bits.
-  CHECK(!terse::cli::decode_cursor_v1(terse::cli::encode_cursor_v1(Cursor{"../app-20261129-001.tlog", 1, 1, 1})));
-  CHECK(!terse::cli::decode_cursor_v1(terse::cli::encode_cursor_v1(Cursor{"notes.txt", 1, 1, 1})));
-  CHECK(!terse::cli::decode_cursor_v1(v1.substr(0, v1.find('-', 2)) + "-1-100000000-1"));
-  CHECK(!terse::cli::decode_cursor_v1(v1.substr(0, v1.find('-', 2)) + "-1-1-10000000000000000"));
-  CHECK(!terse::cli::decode_cursor_v1(v1 + "-"));
+  CHECK(!terse::input::decode_cursor_v1(terse::input::encode_cursor_v1(Cursor{"../app-20261129-001.tlog", 1, 1, 1})));
+  CHECK(!terse::input::decode_cursor_v1(terse::input::encode_cursor_v1(Cursor{"notes.txt", 1, 1, 1})));
+  CHECK(!terse::input::decode_cursor_v1(v1.substr(0, v1.find('-', 2)) + "-1-100000000-1"));
+  CHECK(!terse::input::decode_cursor_v1(v1.substr(0, v1.find('-', 2)) + "-1-1-10000000000000000"));
+  CHECK(!terse::input::decode_cursor_v1(v1 + "-"));
 }
 
 // ---- merged inputs ---------------------------------------------------------------
@@ -296,7 +297,7 @@ void write_two(const std::string& dir_a, const std::string& dir_b, int bursts) {
 std::vector<std::vector<std::string>> files_after(const std::vector<std::string>& lines) {
   std::vector<std::vector<std::string>> out;
   for (const auto& line : lines) {
-    auto parsed = terse::cli::parse_cursor(field(line, "cursor"));
+    auto parsed = terse::input::parse_cursor(field(line, "cursor"));
     REQUIRE(parsed.error.empty());
     std::vector<std::string> files;
     for (const auto& input : parsed.inputs) files.push_back(input.at.file);
@@ -374,8 +375,8 @@ TEST_CASE("a merged run resumed from any of its cursors prints exactly the rest:
   std::sort(got.begin(), got.end());
   CHECK(got == want);
   // A cursor of version 2 names no process: neither place can tell which log is its own.
-  auto places = terse::cli::parse_cursor(cursor).inputs;
-  auto old = run_terse({"cat", "--after-cursor", terse::cli::encode_cursor_v2(places), copies / "a", copies / "b"});
+  auto places = terse::input::parse_cursor(cursor).inputs;
+  auto old = run_terse({"cat", "--after-cursor", terse::input::encode_cursor_v2(places), copies / "a", copies / "b"});
   CHECK(old.exit_code == 2);
   CHECK(old.err.find("fits inputs of the log 'app' in several directories") != std::string::npos);
 }
