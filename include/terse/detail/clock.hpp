@@ -34,10 +34,13 @@ inline std::uint64_t ticks() noexcept {
   // No `isb` before the read, as there is no fence beside rdtsc: either
   // would keep the read from running ahead of the instructions before it,
   // at the price of draining the pipeline (tens of cycles) in every call.
-  // A timestamp taken a few instructions early is still within the call,
-  // and nothing orders records by their ticks alone: within a thread the
-  // ring keeps program order, and across threads a few nanoseconds are
-  // below what the counter resolves (its rate is usually 1 to 100 MHz).
+  // A timestamp taken a few instructions early is still within the call.
+  // Within a thread the ring keeps program order whatever the ticks say;
+  // across threads the IO thread merges by ticks, and a read run ahead can
+  // only swap records logged nanoseconds apart, which the counter (1 to
+  // 100 MHz on most parts, 1 GHz from Armv8.6) barely tells apart anyway.
+  // The IO thread's ordering window, microseconds, absorbs it in the
+  // cutoff as it absorbs a late store to in_call_since.
   std::uint64_t count;
   asm volatile("mrs %0, cntvct_el0" : "=r"(count));
   return count;
