@@ -53,7 +53,16 @@ std::int64_t realtime_ns() noexcept {
 
 ClockCalibration::ClockCalibration() : period_ns_(kFirstPeriodNs) {
   anchor_ = sample_clock();
-#if TERSE_CLOCK_TSC
+#if TERSE_CLOCK_CNTVCT
+  // The generic timer states its rate, so start() need not measure one;
+  // the refreshes measure it all the same, from here on.
+  if (std::uint64_t hz = counter_frequency(); hz != 0) {
+    anchor_.ticks_per_second = static_cast<double>(hz);
+    calibration_ = anchor_;
+    return;
+  }
+#endif
+#if TERSE_CLOCK_COUNTER
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   Calibration later = sample_clock();
   anchor_.ticks_per_second =
@@ -85,7 +94,7 @@ bool ClockCalibration::refresh(Calibration& out) {
 // makes up the line's distance to the wall clock over the next period.
 Calibration ClockCalibration::continue_line(const Calibration& measured) {
   double rate = anchor_.ticks_per_second;
-#if TERSE_CLOCK_TSC
+#if TERSE_CLOCK_COUNTER
   if (measured.unix_ns > anchor_.unix_ns && measured.ticks > anchor_.ticks)
     rate = static_cast<double>(measured.ticks - anchor_.ticks) * 1e9 /
            static_cast<double>(measured.unix_ns - anchor_.unix_ns);

@@ -18,7 +18,8 @@ std::int64_t realtime_ns() noexcept;
 
 class ClockCalibration {
  public:
-  // Measures the tick rate (over 2 ms with the TSC, so start() takes that).
+  // Measures the tick rate (over 2 ms with the TSC, so start() takes that;
+  // the Arm generic timer states its own).
   ClockCalibration();
 
   const Calibration& current() const { return calibration_; }

@@ -87,7 +87,7 @@ std::string info_payload(std::uint32_t sequence, std::uint64_t run_id) {
   put_info(schema::InfoKey::host, host_name());
   put_info(schema::InfoKey::program, program_name());
   put_info(schema::InfoKey::file_sequence, varint_text(sequence));
-  put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : "monotonic");
+  put_info(schema::InfoKey::clock, TERSE_CLOCK_TSC ? "tsc" : TERSE_CLOCK_CNTVCT ? "cntvct" : "monotonic");
   put_info(schema::InfoKey::created_unix_ns, varint_text(static_cast<std::uint64_t>(realtime_ns())));
   put_info(schema::InfoKey::private_values, private_values_word());
   std::string run_id_bytes;

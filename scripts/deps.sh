@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
 # Installs the Debian packages terse needs, only those that are missing.
-# Usage: scripts/deps.sh [build|test]  (test adds clang, sanitizer runtimes, bench baselines,
-# and pkgconf and lnav for the package tests)
+# Usage: scripts/deps.sh [build|test|aarch64]  (test adds clang, sanitizer runtimes, bench
+# baselines, and pkgconf and lnav for the package tests; aarch64 adds the arm64 cross compiler,
+# qemu-user and the arm64 libraries, for scripts/test.sh aarch64)
 set -euo pipefail
+group=${1:-build}
 packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
-if [[ ${1:-build} == test ]]; then
+foreign_arch=
+if [[ $group == aarch64 ]]; then
+  # Libraries come as Debian multiarch :arm64 packages beside the host's (Multi-Arch: same, so
+  # their versions must match the amd64 ones). Catch2 2 and CLI11 are header-only and
+  # architecture-independent in use: the host's packages serve the cross build. Google
+  # Benchmark and spdlog are for the call-site benchmark; librdkafka is left out (no
+  # `terse ship` in this configuration).
+  foreign_arch=arm64
+  packages+=(catch2 g++-aarch64-linux-gnu qemu-user
+    libfmt-dev:arm64 libzstd-dev:arm64 libboost1.81-dev:arm64 libbenchmark-dev:arm64 libspdlog-dev:arm64)
+fi
+if [[ $group == test ]]; then
   packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
   # The Python reader's tests (tests/python): zstd, pytest, a venv for its pip install, pandas.
   packages+=(python3-zstandard python3-pytest python3-venv python3-setuptools python3-wheel python3-pandas)
@@ -15,11 +28,16 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# dpkg-query finds no :arm64 package until the architecture is added, so a fresh machine
+# lists them all as missing.
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   if [[ $(id -u) -ne 0 ]]; then
     echo "missing Debian packages and not root: run as root or install them: ${missing[*]}" >&2
     exit 1
+  fi
+  if [[ -n $foreign_arch ]] && ! dpkg --print-foreign-architectures | grep -qx "$foreign_arch"; then
+    dpkg --add-architecture "$foreign_arch"
   fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

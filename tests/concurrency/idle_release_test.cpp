@@ -36,6 +36,10 @@ constexpr bool kResidentSizeShowsRelease = !__has_feature(thread_sanitizer);
 constexpr bool kResidentSizeShowsRelease = true;
 #endif
 
+// Nor does it under qemu-user (7.2, Debian 12's), which takes madvise() for
+// a hint and ignores it: the pages stay, though the release protocol ran.
+bool resident_size_shows_release() { return kResidentSizeShowsRelease && *program_emulator() == '\0'; }
+
 std::uint64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size = 0, resident = 0;
@@ -137,7 +141,7 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   // of the process may have grown meanwhile: the decoder's buffers, a
   // sanitizer's own).
   INFO("resident " << resident_while_full << " then " << resident_after);
-  if (kResidentSizeShowsRelease) {
+  if (resident_size_shows_release()) {
     CHECK(resident_while_full > resident_after);
     CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= kThreads * kRingBytes / 2);
   }

@@ -164,8 +164,14 @@ Outcome one_thread_while_the_writer_stalls() {
   return decoded_outcome(logger.dir, 1 + logged);
 }
 
+// How a case's pace compares with what the writer keeps up with.
+enum class Pace {
+  any_machine,  // far below it on any machine, emulated ones included
+  native,       // a good part of a native core's: an emulator runs the IO thread many times slower
+};
+
 template <typename Attempt>
-void drops_nothing_in_one_of_three(Attempt attempt) {
+void drops_nothing_in_one_of_three(Attempt attempt, Pace pace = Pace::any_machine) {
   constexpr int kAttempts = 3;
   Outcome outcome;
   for (int i = 1; i <= kAttempts; ++i) {
@@ -174,6 +180,13 @@ void drops_nothing_in_one_of_three(Attempt attempt) {
                              << outcome.decoded);
     REQUIRE(outcome.decoded + outcome.dropped == outcome.attempted);
     if (outcome.dropped == 0) break;
+  }
+  if (pace == Pace::native && *program_emulator() != '\0') {
+    // What an emulated writer keeps up with says nothing of the code; the
+    // counts above, that each record is either decoded or counted dropped,
+    // still hold.
+    WARN("emulated: " << outcome.dropped << " dropped at a native pace, not counted as a failure");
+    return;
   }
   CHECK(outcome.dropped == 0);
 }
@@ -185,7 +198,7 @@ TEST_CASE("under the drop policy a thread logging far below the writer's pace dr
 }
 
 TEST_CASE("under the drop policy two threads at 3 M/s each on a fresh logger drop nothing", "[concurrency]") {
-  drops_nothing_in_one_of_three(two_fast_threads_on_a_fresh_logger);
+  drops_nothing_in_one_of_three(two_fast_threads_on_a_fresh_logger, Pace::native);
 }
 
 TEST_CASE("under the drop policy a thread drops nothing while the writer stalls for 400 ms", "[concurrency]") {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "process.hpp"
 #include "test_support.hpp"
 
 using namespace terse::test;
@@ -78,8 +79,7 @@ TEST_CASE("exit() without stop() writes every record") {
 
 TEST_CASE("returning from main without stop() writes every record") {
   TempDir dir;
-  std::string command = std::string(TERSE_RETURN_FROM_MAIN) + " " + dir.path();
-  int status = std::system(command.c_str());
+  int status = run_process({TERSE_RETURN_FROM_MAIN, dir.path()});
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 3);
   check_everything_written(dir.path());

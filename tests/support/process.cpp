@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -26,7 +29,34 @@ int wait_for(pid_t pid) {
   return status;
 }
 
+// A program built for this machine: the emulator runs it as it runs the
+// test, where the kernel alone could not. Host programs (a shell) run as
+// they are.
+[[maybe_unused]] bool built_like_this_test(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  unsigned char header[EI_NIDENT + 4] = {};
+  if (!file.read(reinterpret_cast<char*>(header), sizeof header)) return false;
+  if (std::memcmp(header, ELFMAG, SELFMAG) != 0) return false;
+  std::uint16_t machine;
+  std::memcpy(&machine, header + EI_NIDENT + 2, sizeof machine);  // e_machine, after e_type
+#if defined(__aarch64__)
+  return machine == EM_AARCH64;
+#elif defined(__x86_64__)
+  return machine == EM_X86_64;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
+
+const char* program_emulator() {
+#if defined(TERSE_TEST_EMULATOR)
+  return TERSE_TEST_EMULATOR;
+#else
+  return "";
+#endif
+}
 
 int exit_code(int wait_status) {
   return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
@@ -35,6 +65,8 @@ int exit_code(int wait_status) {
 pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int close_fd, const std::string& stderr_path,
                     const std::string& stdin_path) {
   std::vector<std::string> storage = args;
+  if (*program_emulator() != '\0' && !storage.empty() && built_like_this_test(storage[0]))
+    storage.insert(storage.begin(), program_emulator());
   std::vector<char*> argv;
   for (auto& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -10,6 +10,12 @@
 
 namespace terse::test {
 
+// The emulator a cross build's tests run under (CMAKE_CROSSCOMPILING_EMULATOR),
+// or "" when they run natively. A container may have no binfmt_misc entry for
+// the target, so a test's own exec of a program built here would fail; the
+// starters below put the emulator in front of such a program themselves.
+const char* program_emulator();
+
 // Starts a program (args[0] is its path) with stdin from `stdin_path`,
 // stdout on `stdout_fd` (kept when negative), `close_fd` closed in the child,
 // stderr into `stderr_path` when given, and SIGPIPE at its default action as

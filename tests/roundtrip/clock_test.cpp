@@ -1,0 +1,79 @@
+// A record's decoded time against the wall clock around its call: whatever
+// the counter (the TSC, the Arm generic timer, the monotonic clock) and
+// whatever rate it runs at, the calibration frames must map its ticks back
+// into the interval between a system_clock reading just before the call and
+// one just after. A wrong rate (the counter's frequency misread, or ticks
+// taken for nanoseconds) puts records milliseconds to seconds outside it.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+
+namespace {
+
+std::int64_t system_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Call {
+  std::int64_t before_ns;
+  std::int64_t after_ns;
+};
+
+}  // namespace
+
+TEST_CASE("a record decodes to a time between the wall clock before and after its call", "[clock]") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  TERSE_INFO("warm-up");  // the thread's first call sets up its buffer
+  // Spread over a second and a half, so that the records fall under the
+  // first calibration, the young ones 10, 20, 40 … ms in, and those a second
+  // apart after them.
+  const std::uint64_t count = scaled(300, 100);
+  const auto pause = std::chrono::microseconds(1'500'000 / count);
+  std::vector<Call> calls;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::int64_t before = system_ns();
+    TERSE_INFO("call {}", i);
+    std::int64_t after = system_ns();
+    calls.push_back({before, after});
+    std::this_thread::sleep_for(pause);
+  }
+  terse::stop();
+
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  REQUIRE(decoded.lines.size() == count + 1);
+  // The calibration is a line fitted to the wall clock, which meets it again
+  // at each new frame: it is off by well under a microsecond on a quiet
+  // machine, and by a few where the wall clock's own readings jitter (under
+  // emulation). The counter's tick is at most tens of nanoseconds.
+  constexpr std::int64_t kSlackNs = 10'000;
+  std::int64_t worst_early_ns = std::numeric_limits<std::int64_t>::min();
+  std::int64_t worst_late_ns = worst_early_ns;
+  std::uint64_t outside = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const Line& line = decoded.lines[i + 1];
+    REQUIRE(line.message == "call " + std::to_string(i));
+    std::int64_t early = calls[i].before_ns - line.unix_ns;
+    std::int64_t late = line.unix_ns - calls[i].after_ns;
+    worst_early_ns = std::max(worst_early_ns, early);
+    worst_late_ns = std::max(worst_late_ns, late);
+    if (early > kSlackNs || late > kSlackNs) ++outside;
+  }
+  INFO(count << " records; the earliest is " << worst_early_ns << " ns before its call began, the latest "
+             << worst_late_ns << " ns after its call ended (negative: inside)");
+  CHECK(outside == 0);
+  CHECK(worst_early_ns <= kSlackNs);
+  CHECK(worst_late_ns <= kSlackNs);
+}
