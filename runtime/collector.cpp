@@ -1,9 +1,5 @@
 #include "collector.hpp"
 
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,7 +10,6 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
-#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -473,11 +468,9 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
 }
 
 void Collector::run() {
-#if defined(__linux__)
   // The ordering window's pauses are microseconds; the default slack of a
-  // sleep (50 us) would make each several times longer.
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-#endif
+  // sleep (50 us on Linux) would make each several times longer.
+  prefer_short_sleeps();
   queue_.prepare();
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();

@@ -134,7 +134,7 @@ bool ConsoleOutput::running() const noexcept { return thread_.joinable(); }
 
 void ConsoleOutput::start() {
   thread_ = std::thread([shared = shared_] { shared->run(); });
-  detail::place_thread(thread_.native_handle(), "terse-console");
+  detail::place_thread(thread_, "terse-console");
 }
 
 std::uint64_t ConsoleOutput::push(std::string& text) {
