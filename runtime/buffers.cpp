@@ -128,7 +128,7 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
-    registry.generation.fetch_add(1, std::memory_order_release);
+    registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
   }
   tls_buffer = buffer;
   if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
@@ -179,6 +179,8 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
       std::this_thread::yield();
     }
   }
+  // Relaxed: giving_back's acquire above pairs with the release that ends
+  // a give-back, which the bump of given_back precedes.
   if (std::uint32_t times = given_back.load(std::memory_order_relaxed); times != given_back_seen) {
     given_back_seen = times;
     // populate() and discard() round to pages themselves; this only starts
@@ -291,14 +293,22 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
 #endif
       continue;
     }
-    std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_acquire);
+    // Relaxed, as room_freed's bump: the epoch only ends the sleep (a bump
+    // after this load makes the wait return at once); the room itself is
+    // read from `consumed`, which carries its own acquire.
+    std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_relaxed);
     // Nothing of this thread's is uncommitted here, so the IO thread can
     // drain the ring down to this (and past the room the record needs).
     auto at_least_zero = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
     std::uint64_t needed_at = at_least_zero(buffer.write_pos + 2 * size, buffer.capacity);  // room even if it wraps
     std::uint64_t eighth_full_at = at_least_zero(buffer.write_pos, buffer.capacity / 8);
     buffer.wake_at_consumed.store(std::max(needed_at, eighth_full_at), std::memory_order_relaxed);
-    buffer.waiting_for_room.store(true, std::memory_order_relaxed);
+    // Release: an IO thread that sees this flag (acquire, room_freed) sees
+    // this wait's wake_at_consumed, not the last wait's; the fence after it
+    // comes too late to order the two stores. The fence is the Dekker half
+    // of room_freed's: this thread sees the IO thread's new consumer
+    // position, or the IO thread sees that it waits.
+    buffer.waiting_for_room.store(true, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     buffer.begin_call();
     char* out = buffer.try_reserve(size);

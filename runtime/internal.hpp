@@ -78,11 +78,12 @@ void nudge_io_thread() noexcept;
 // The IO thread calls this after it moved `consumed` on to `consumed`.
 inline void room_freed(ThreadBuffer& buffer, std::uint64_t consumed) noexcept {
   // Pairs with the fence in reserve_slow: either the producer sees the new
-  // consumer position, or this sees that it waits.
+  // consumer position, or this sees that it waits. Acquire: with the flag,
+  // the position it waits for (reserve_slow).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (buffer.waiting_for_room.load(std::memory_order_relaxed) &&
+  if (buffer.waiting_for_room.load(std::memory_order_acquire) &&
       consumed >= buffer.wake_at_consumed.load(std::memory_order_relaxed)) {
-    buffer.room_epoch.fetch_add(1, std::memory_order_release);
+    buffer.room_epoch.fetch_add(1, std::memory_order_relaxed);  // a token: see reserve_slow
     wake_all(buffer.room_epoch);
   }
 }
