@@ -97,6 +97,13 @@ bool use_signal_stack(char* memory, std::size_t bytes) noexcept;
 // Takes the stack use_signal_stack() gave back off the calling thread,
 // before its memory is freed.
 void leave_signal_stack() noexcept;
+// A write to a pipe whose reader left fails with EPIPE on the calling
+// thread instead of raising SIGPIPE, which would end the process (the
+// console thread: `app 2>&1 | head`). After such a failure,
+// take_broken_pipe_signal() takes back the signal the write left pending,
+// so that it never reaches the application.
+void block_broken_pipe_signal() noexcept;
+void take_broken_pipe_signal() noexcept;
 // Runs `before` in the thread that forks, then `in_parent` or `in_child`
 // once the fork returned there; registered once for the process.
 void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept;

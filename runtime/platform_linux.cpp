@@ -187,6 +187,21 @@ void leave_signal_stack() noexcept {
   sigaltstack(&off, nullptr);
 }
 
+void block_broken_pipe_signal() noexcept {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+}
+
+void take_broken_pipe_signal() noexcept {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  timespec none{0, 0};
+  sigtimedwait(&pipe_signal, nullptr, &none);  // pending on this thread, as the write raised it here
+}
+
 void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept {
   pthread_atfork(before, in_parent, in_child);
 }
