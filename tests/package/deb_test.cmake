@@ -45,9 +45,7 @@ endif()
 
 # Every dependency names a real package that this machine, which built and
 # tests the package, satisfies: one alternative of each group installed at a
-# version that meets its bound, for the package's architecture (or all): a
-# machine that cross-builds holds the same library for other architectures too.
-control_field(Architecture architecture)
+# version that meets its bound.
 string(REPLACE ", " ";" groups "${depends}")
 foreach(group ${groups})
   string(REPLACE " | " ";" alternatives "${group}")
@@ -59,12 +57,12 @@ foreach(group ${groups})
     set(name ${CMAKE_MATCH_1})
     set(op "${CMAKE_MATCH_3}")
     set(bound "${CMAKE_MATCH_4}")
-    execute_process(COMMAND dpkg-query --show "--showformat=\${db:Status-Status} \${Architecture} \${Version}\n" ${name}
+    execute_process(COMMAND dpkg-query --show "--showformat=\${db:Status-Status} \${Version}" ${name}
       RESULT_VARIABLE rc OUTPUT_VARIABLE status ERROR_QUIET)
-    if(NOT rc EQUAL 0 OR NOT status MATCHES "(^|\n)installed (${architecture}|all) ([^\n]+)")
+    if(NOT rc EQUAL 0 OR NOT status MATCHES "^installed (.+)$")
       continue()
     endif()
-    set(installed ${CMAKE_MATCH_3})
+    set(installed ${CMAKE_MATCH_1})
     if(op)
       string(REPLACE "<<" "lt" op "${op}")
       string(REPLACE ">>" "gt" op "${op}")
