@@ -1,20 +1,10 @@
-#include <pthread.h>
-#include <signal.h>
-#if defined(__linux__)
-#include <linux/futex.h>
-#endif
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <new>
 #include <thread>
 
 #include "internal.hpp"
-#include "memory.hpp"
 
 #if TERSE_CLOCK_TSC
 #include <immintrin.h>
@@ -30,7 +20,6 @@ std::atomic<std::uint32_t> g_next_thread_index{1};
 // where mapping ahead (madvise) takes the process's, which threads being
 // created and ending hold; a thread logging less than this never maps ahead.
 constexpr std::uint64_t kFaultedBytes = kFaultedRingBytes;
-constexpr std::uint64_t kPageBytes = 4096;
 // Each ring's mapping ends in the alternate signal stack of its thread.
 constexpr std::size_t kSignalStackBytes = 64 * 1024;
 // Buffers of exited threads that never logged past kFaultedBytes, kept for
@@ -47,11 +36,7 @@ struct BufferReleaser {
     exiting = true;
     // The stack lives in the buffer, which the IO thread may free as soon
     // as it is abandoned: off it first.
-    if (has_signal_stack) {
-      stack_t off{};
-      off.ss_flags = SS_DISABLE;
-      sigaltstack(&off, nullptr);
-    }
+    if (has_signal_stack) leave_signal_stack();
     if (ThreadBuffer* buffer = tls_buffer) {
       tls_buffer = nullptr;
       buffer->abandoned.store(true, std::memory_order_release);
@@ -67,12 +52,7 @@ thread_local BufferReleaser tls_releaser;
 // the crash handler on; an alternate signal stack lets it still write the
 // log. Threads that already have one keep theirs.
 void give_signal_stack(ThreadBuffer& buffer) noexcept {
-  stack_t current{};
-  if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return;
-  stack_t stack{};
-  stack.ss_sp = buffer.data + buffer.capacity;
-  stack.ss_size = kSignalStackBytes;
-  if (sigaltstack(&stack, nullptr) == 0) tls_releaser.has_signal_stack = true;
+  if (use_signal_stack(buffer.data + buffer.capacity, kSignalStackBytes)) tls_releaser.has_signal_stack = true;
 }
 
 void unmap_buffer(ThreadBuffer* buffer) noexcept {
@@ -143,12 +123,12 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     buffer->keep_mapped = true;
   }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
-  buffer->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
-  pthread_getname_np(pthread_self(), buffer->name, sizeof buffer->name);
+  buffer->os_tid = thread_id();
+  thread_name(buffer->name, sizeof buffer->name);
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
-    registry.generation.fetch_add(1, std::memory_order_release);
+    registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
   }
   tls_buffer = buffer;
   if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
@@ -199,9 +179,13 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
       std::this_thread::yield();
     }
   }
+  // Relaxed: giving_back's acquire above pairs with the release that ends
+  // a give-back, which the bump of given_back precedes.
   if (std::uint32_t times = given_back.load(std::memory_order_relaxed); times != given_back_seen) {
     given_back_seen = times;
-    mapped_from = write_pos & ~(kPageBytes - 1);
+    // populate() and discard() round to pages themselves; this only starts
+    // the mapped range where the page of the next write does.
+    mapped_from = write_pos & ~(std::uint64_t{page_bytes()} - 1);
     mapped_until = capacity <= kFaultedBytes ? kAllMapped : mapped_from + kFaultedBytes;
   }
   cached_read = consumed.load(std::memory_order_acquire);
@@ -215,8 +199,8 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   }
   if (mapped_until != kAllMapped) {
     if (end > mapped_until) {
-      std::uint64_t want =
-          std::max((end + kPageBytes - 1) & ~(kPageBytes - 1), mapped_from + 2 * (mapped_until - mapped_from));
+      std::uint64_t page = page_bytes();
+      std::uint64_t want = std::max((end + page - 1) & ~(page - 1), mapped_from + 2 * (mapped_until - mapped_from));
       std::uint64_t to = std::min(want, mapped_from + capacity);
       map_positions(mapped_until, to);
       mapped_until = to == mapped_from + capacity ? kAllMapped : to;
@@ -309,14 +293,22 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
 #endif
       continue;
     }
-    std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_acquire);
+    // Relaxed, as room_freed's bump: the epoch only ends the sleep (a bump
+    // after this load makes the wait return at once); the room itself is
+    // read from `consumed`, which carries its own acquire.
+    std::uint32_t epoch = buffer.room_epoch.load(std::memory_order_relaxed);
     // Nothing of this thread's is uncommitted here, so the IO thread can
     // drain the ring down to this (and past the room the record needs).
     auto at_least_zero = [](std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; };
     std::uint64_t needed_at = at_least_zero(buffer.write_pos + 2 * size, buffer.capacity);  // room even if it wraps
     std::uint64_t eighth_full_at = at_least_zero(buffer.write_pos, buffer.capacity / 8);
     buffer.wake_at_consumed.store(std::max(needed_at, eighth_full_at), std::memory_order_relaxed);
-    buffer.waiting_for_room.store(true, std::memory_order_relaxed);
+    // Release: an IO thread that sees this flag (acquire, room_freed) sees
+    // this wait's wake_at_consumed, not the last wait's; the fence after it
+    // comes too late to order the two stores. The fence is the Dekker half
+    // of room_freed's: this thread sees the IO thread's new consumer
+    // position, or the IO thread sees that it waits.
+    buffer.waiting_for_room.store(true, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     buffer.begin_call();
     char* out = buffer.try_reserve(size);
@@ -327,26 +319,6 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     buffer.waiting_for_room.store(false, std::memory_order_relaxed);
     if (out != nullptr) return out;
   }
-}
-
-void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
-#if defined(__linux__)
-  timespec timeout{0, timeout_ns};
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
-#else
-  (void)word;
-  (void)expected;
-  timespec pause{0, timeout_ns < 50'000 ? timeout_ns : 50'000};
-  nanosleep(&pause, nullptr);
-#endif
-}
-
-void wake_all(std::atomic<std::uint32_t>& word) noexcept {
-#if defined(__linux__)
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
-#else
-  (void)word;
-#endif
 }
 
 std::size_t fit_strings(std::size_t fixed_size, std::size_t limit, std::uint32_t* text_lengths, bool* truncated,

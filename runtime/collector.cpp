@@ -1,9 +1,5 @@
 #include "collector.hpp"
 
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,7 +10,6 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
-#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -83,7 +78,9 @@ void Collector::publish_consumed() {
 
 void Collector::refresh_buffers() {
   auto& registry = buffer_registry();
-  std::uint64_t generation = registry.generation.load(std::memory_order_acquire);
+  // Relaxed, as its bumps: it only says when to take the mutex, which
+  // orders the list and the buffers in it.
+  std::uint64_t generation = registry.generation.load(std::memory_order_relaxed);
   if (generation == buffers_generation_) return;
   std::lock_guard lock(registry.mutex);
   buffers_ = registry.buffers;
@@ -121,7 +118,7 @@ void Collector::release_abandoned(Batch& batch) {
     {
       std::lock_guard lock(registry.mutex);
       std::erase(registry.buffers, b);
-      registry.generation.fetch_add(1, std::memory_order_release);
+      registry.generation.fetch_add(1, std::memory_order_relaxed);
       counters_.dropped_released.fetch_add(b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start,
                                            std::memory_order_relaxed);
     }
@@ -463,7 +460,10 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
   auto sleep = idle_for < 100ms ? 1ms : 10ms;
   auto& wakeup = io_wakeup();
   std::unique_lock lock(wakeup.mutex);
-  wakeup.asleep.store(true, std::memory_order_seq_cst);
+  // Relaxed: a producer that misses the flag looks again an eighth of a ring
+  // later (look_for_room), and one that clears it wakes this thread through
+  // the mutex (wake_io_thread); nothing here is a store-load race to order.
+  wakeup.asleep.store(true, std::memory_order_relaxed);
   wakeup.cv.wait_for(lock, sleep, [&] {
     return requests_.stop.load(std::memory_order_acquire) ||
            requests_.flush.load(std::memory_order_acquire) > flush_handled_ ||
@@ -473,11 +473,9 @@ bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
 }
 
 void Collector::run() {
-#if defined(__linux__)
   // The ordering window's pauses are microseconds; the default slack of a
-  // sleep (50 us) would make each several times longer.
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-#endif
+  // sleep (50 us on Linux) would make each several times longer.
+  prefer_short_sleeps();
   queue_.prepare();
   Batch* batch = queue_.take();
   auto idle_since = std::chrono::steady_clock::now();

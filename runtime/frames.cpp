@@ -13,7 +13,6 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
-#include "memory.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {

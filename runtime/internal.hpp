@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <terse/wire.hpp>
 
 #include "clock.hpp"
+#include "platform.hpp"
 
 namespace terse::detail {
 
@@ -60,24 +62,28 @@ ThreadBuffer* create_thread_buffer_mapped();
 // or not at all (a full buffer under Overflow::drop counts it as a drop).
 void write_control(std::string_view args) noexcept;
 
+// Gives a working buffer its capacity and touches its pages now, on an IO
+// thread as it starts, rather than in the middle of the first busy batches.
+inline void prefault(std::string& buffer, std::size_t bytes) {
+  buffer.resize(bytes);
+  buffer.clear();
+}
+
 // Wakes the IO thread early: for a request (flush, stop), always.
 void wake_io_thread() noexcept;
 // For a ring filling up: only when the IO thread sleeps, and then only the
 // first caller, so that threads logging at once make one syscall between them.
 void nudge_io_thread() noexcept;
 
-// Sleeps while `word` still holds `expected`, at most `timeout_ns`.
-void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept;
-void wake_all(std::atomic<std::uint32_t>& word) noexcept;
-
 // The IO thread calls this after it moved `consumed` on to `consumed`.
 inline void room_freed(ThreadBuffer& buffer, std::uint64_t consumed) noexcept {
   // Pairs with the fence in reserve_slow: either the producer sees the new
-  // consumer position, or this sees that it waits.
+  // consumer position, or this sees that it waits. Acquire: with the flag,
+  // the position it waits for (reserve_slow).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (buffer.waiting_for_room.load(std::memory_order_relaxed) &&
+  if (buffer.waiting_for_room.load(std::memory_order_acquire) &&
       consumed >= buffer.wake_at_consumed.load(std::memory_order_relaxed)) {
-    buffer.room_epoch.fetch_add(1, std::memory_order_release);
+    buffer.room_epoch.fetch_add(1, std::memory_order_relaxed);  // a token: see reserve_slow
     wake_all(buffer.room_epoch);
   }
 }

@@ -1,7 +1,6 @@
 #include "levels.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -462,7 +461,7 @@ void LevelsFileWatcher::check() {
 
 void LevelsFileWatcher::start() {
   thread_ = std::thread([this] { run(); });
-  place_thread(thread_.native_handle(), "terse-levels");
+  place_thread(thread_, "terse-levels");
 }
 
 void LevelsFileWatcher::run() {

@@ -2,7 +2,6 @@
 // callers' requests and runs each on a thread of its own; the process-wide
 // lifecycle (validation, exit, fork) lives here too.
 #include <pthread.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -85,19 +84,19 @@ class Logger {
     sigset_t previous_mask;
     block_termination_signals(&previous_mask);  // inherited by the threads
     collector_thread_ = std::thread([this] {
-      collector_tid_.store(::gettid(), std::memory_order_relaxed);
+      collector_tid_.store(thread_id(), std::memory_order_relaxed);
       collector_.run();
     });
     writer_thread_ = std::thread([this] {
-      writer_tid_.store(::gettid(), std::memory_order_relaxed);
+      writer_tid_.store(thread_id(), std::memory_order_relaxed);
       writer_.run();
       g_stop_draining.store(false, std::memory_order_release);
     });
     if (view_) view_->start();
     pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     // Named from here, so the names are there when start() returns.
-    place_thread(collector_thread_.native_handle(), "terse-io");
-    place_thread(writer_thread_.native_handle(), "terse-write");
+    place_thread(collector_thread_, "terse-io");
+    place_thread(writer_thread_, "terse-write");
   }
 
   void flush() {
@@ -117,7 +116,7 @@ class Logger {
   // most; a termination, where the IO threads are healthy and compress as
   // always, waits as long as they make progress, up to five.
   void flush_from_signal(bool crash) noexcept {
-    pid_t self = ::gettid();
+    std::uint64_t self = thread_id();
     bool io_thread_crashed =
         self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed);
     if (!io_thread_crashed) {
@@ -170,10 +169,7 @@ class Logger {
     counters_.add_to(s);
     if (view_) view_->add_to(s);
     for (std::thread* t : {&collector_thread_, &writer_thread_}) {
-      clockid_t clock;
-      timespec used{};
-      if (pthread_getcpuclockid(t->native_handle(), &clock) == 0 && clock_gettime(clock, &used) == 0)
-        s.io_busy += std::chrono::seconds(used.tv_sec) + std::chrono::nanoseconds(used.tv_nsec);
+      s.io_busy += std::chrono::nanoseconds(thread_cpu_ns(*t));
     }
     auto& registry = buffer_registry();
     std::lock_guard lock(registry.mutex);
@@ -215,8 +211,8 @@ class Logger {
   Writer writer_;
   std::thread collector_thread_;
   std::thread writer_thread_;
-  std::atomic<pid_t> collector_tid_{0};
-  std::atomic<pid_t> writer_tid_{0};
+  std::atomic<std::uint64_t> collector_tid_{0};
+  std::atomic<std::uint64_t> writer_tid_{0};
   std::vector<char> emergency_;  // pre-allocated: the crash path allocates nothing
 };
 
@@ -374,7 +370,7 @@ void start(const Config& requested) {
   if (config.crash_handler) install_crash_handlers();
   if (config.termination_signals) install_termination_handlers();
   static bool hooks_registered =
-      (std::atexit(stop_at_exit), pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child), true);
+      (std::atexit(stop_at_exit), at_fork(before_fork, after_fork_in_parent, after_fork_in_child), true);
   (void)hooks_registered;
   // Last, so that no call is logged before everything is in place.
   levels_start(config.level, environment_levels, config.flight_level);

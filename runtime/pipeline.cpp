@@ -7,7 +7,6 @@
 #include <terse/terse.hpp>
 
 #include "internal.hpp"
-#include "memory.hpp"
 
 namespace terse::detail {
 namespace {

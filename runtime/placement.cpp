@@ -1,8 +1,8 @@
 #include "placement.hpp"
 
-#include <sched.h>
-
 #include <mutex>
+
+#include "platform.hpp"
 
 namespace terse::detail {
 namespace {
@@ -13,16 +13,16 @@ std::vector<int> g_cpus;
 }  // namespace
 
 std::string check_cpus(const std::vector<int>& cpus) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  bool known = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+  int limit = cpu_number_limit();
+  std::vector<bool> allowed = allowed_cpus();
   for (int cpu : cpus) {
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
+    if (cpu < 0 || cpu >= limit)
       return "terse: Config::cpus holds " + std::to_string(cpu) + ", which is no CPU number (0 to " +
-             std::to_string(CPU_SETSIZE - 1) + ")";
+             std::to_string(limit - 1) + ")";
     // A CPU outside the process's affinity would make every pin fail, and
     // the threads run where the scheduler puts them after all.
-    if (known && !CPU_ISSET(cpu, &allowed))
+    auto index = static_cast<std::size_t>(cpu);
+    if (!allowed.empty() && (index >= allowed.size() || !allowed[index]))
       return "terse: Config::cpus holds CPU " + std::to_string(cpu) + ", which this process may not run on";
   }
   return {};
@@ -33,16 +33,10 @@ void set_thread_cpus(const std::vector<int>& cpus) {
   g_cpus = cpus;
 }
 
-void place_thread(pthread_t thread, const char* name) noexcept {
-  pthread_setname_np(thread, name);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  {
-    std::lock_guard lock(g_cpus_mutex);
-    if (g_cpus.empty()) return;
-    for (int cpu : g_cpus) CPU_SET(cpu, &set);
-  }
-  pthread_setaffinity_np(thread, sizeof set, &set);
+void place_thread(std::thread& thread, const char* name) noexcept {
+  name_thread(thread, name);
+  std::lock_guard lock(g_cpus_mutex);
+  if (!g_cpus.empty()) pin_thread(thread, g_cpus);
 }
 
 }  // namespace terse::detail

@@ -2,9 +2,8 @@
 // keep them off the CPUs of their hot threads.
 #pragma once
 
-#include <pthread.h>
-
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace terse::detail {
@@ -16,6 +15,6 @@ std::string check_cpus(const std::vector<int>& cpus);
 void set_thread_cpus(const std::vector<int>& cpus);
 // Names one of terse's threads (so `top -H` and the stats tell them apart)
 // and pins it to the CPUs set, if any.
-void place_thread(pthread_t thread, const char* name) noexcept;
+void place_thread(std::thread& thread, const char* name) noexcept;
 
 }  // namespace terse::detail

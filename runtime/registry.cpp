@@ -26,6 +26,8 @@ std::atomic<std::uint32_t> g_next_id{1};  // 0 is the control-record id
 
 std::atomic<const SiteInfo*>* chunk_for(std::uint32_t id, bool create) noexcept {
   auto& slot = g_chunks[id >> kChunkBits];
+  // Acquire, and acq_rel below: the chunk's zeroed slots are read through
+  // the pointer, by the thread that lost the race too.
   std::atomic<const SiteInfo*>* chunk = slot.load(std::memory_order_acquire);
   if (chunk != nullptr || !create) return chunk;
   auto* fresh = new (std::nothrow) std::atomic<const SiteInfo*>[kChunkSize]();
@@ -100,13 +102,18 @@ std::uint32_t register_site(Site& site, const char* const* names) noexcept {
   info->id = id;
   // Lives for the rest of the process, after the site's library too.
   const SiteInfo* copy = info.release();
-  // Published before the id, so whoever sees the id finds the copy.
+  // Published before the id, so whoever sees the id finds the copy: the
+  // CAS releases the slot to the call sites' acquire of site.id, and their
+  // commits carry it on to the IO thread's acquire of the slot. A failed
+  // CAS acquires the winner's id, for the same chain.
   std::atomic<const SiteInfo*>& slot = chunk[id & (kChunkSize - 1)];
   slot.store(copy, std::memory_order_release);
   if (site.id.compare_exchange_strong(current, id, std::memory_order_acq_rel)) return id;
   // Another thread registered this site first; the id taken here stays
-  // unused. Its copy leaves the walk but is not freed: a walk may be reading it.
-  slot.store(nullptr, std::memory_order_release);
+  // unused. Its copy leaves the walk but is not freed: a walk may be reading
+  // it. Relaxed: a null publishes nothing, and a walk that still sees the
+  // copy reads a valid one.
+  slot.store(nullptr, std::memory_order_relaxed);
   keep_retired(copy);
   return current;
 }
@@ -118,7 +125,9 @@ const SiteInfo* site_info(std::uint32_t id) noexcept {
 }
 
 std::uint32_t site_id_bound() noexcept {
-  std::uint32_t bound = g_next_id.load(std::memory_order_acquire);
+  // Relaxed: ids are taken with a relaxed fetch_add, so there is nothing to
+  // acquire here; each slot below the bound is read with its own acquire.
+  std::uint32_t bound = g_next_id.load(std::memory_order_relaxed);
   return bound < kChunkSize * kChunkCount ? bound : kChunkSize * kChunkCount;
 }
 

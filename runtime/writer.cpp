@@ -12,7 +12,6 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
-#include "memory.hpp"
 
 namespace terse::detail {
 namespace {
@@ -92,7 +91,7 @@ bool Writer::sync_due() const {
 
 void Writer::sync_file() {
   if (fd_ < 0 || unsynced_bytes_ == 0) return;
-  if (::fdatasync(fd_) != 0) {
+  if (!sync_data(fd_)) {
     counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
     config_.on_error("fdatasync of " + path_ + " failed: " + std::strerror(errno));
   }

@@ -1,7 +1,5 @@
 #include "console_output.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +9,7 @@
 #include <mutex>
 
 #include "runtime/placement.hpp"
+#include "runtime/platform.hpp"
 
 namespace terse::sinks {
 namespace {
@@ -87,10 +86,7 @@ bool ConsoleOutput::Shared::write_out(std::string_view text) {
 void ConsoleOutput::Shared::run() {
   // A reader that left (`app 2>&1 | head`) must end the console, not the
   // process: with SIGPIPE blocked here, write() says EPIPE instead.
-  sigset_t pipe_signal;
-  sigemptyset(&pipe_signal);
-  sigaddset(&pipe_signal, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  detail::block_broken_pipe_signal();
   std::string writing;
   for (;;) {
     std::uint64_t ticket;
@@ -103,10 +99,7 @@ void ConsoleOutput::Shared::run() {
       ticket = queued_ticket;
     }
     bool failed = !closed.load(std::memory_order_relaxed) && !write_out(writing);
-    if (failed) {
-      timespec none{0, 0};
-      sigtimedwait(&pipe_signal, nullptr, &none);  // the SIGPIPE now pending on this thread
-    }
+    if (failed) detail::take_broken_pipe_signal();
     writing.clear();
     {
       std::lock_guard lock(mutex);
@@ -134,7 +127,7 @@ bool ConsoleOutput::running() const noexcept { return thread_.joinable(); }
 
 void ConsoleOutput::start() {
   thread_ = std::thread([shared = shared_] { shared->run(); });
-  detail::place_thread(thread_.native_handle(), "terse-console");
+  detail::place_thread(thread_, "terse-console");
 }
 
 std::uint64_t ConsoleOutput::push(std::string& text) {

@@ -39,7 +39,7 @@ class ConsoleOutput {
   // ends it), then ends the thread; a thread still blocked in write() is
   // left to finish that call on its own.
   void finish();
-  std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
+  std::thread& thread() { return thread_; }
 
  private:
   struct Shared;  // the thread holds it too, as it may outlive this object

@@ -7,7 +7,6 @@
 #include "runtime/view.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include "runtime/internal.hpp"
 #include "runtime/pipeline.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/platform.hpp"
 #include "sinks/console_output.hpp"
 
 namespace terse::detail {
@@ -65,13 +65,6 @@ bool color_allowed() {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   return !(no_color && *no_color) && !(term && std::strcmp(term, "dumb") == 0);
-}
-
-std::int64_t thread_cpu_ns(pthread_t thread) {
-  clockid_t clock;
-  timespec used{};
-  if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &used) != 0) return 0;
-  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
 }
 
 // What the writer hands over of one batch.
@@ -330,7 +323,7 @@ void View::Impl::run() {
       pool.back()->records.reset_capacity(kBatchPreparedBytes);
     }
   }
-  notice_thread.os_tid = static_cast<std::uint64_t>(::gettid());
+  notice_thread.os_tid = thread_id();
   for (;;) {
     std::unique_ptr<Message> message;
     {
@@ -527,7 +520,7 @@ void View::start() {
   Impl& v = *impl_;
   if (v.output) v.output->start();
   v.thread = std::thread([&v] { v.run(); });
-  place_thread(v.thread.native_handle(), "terse-view");
+  place_thread(v.thread, "terse-view");
 }
 
 void View::offer(const Batch& batch) { impl_->offer(batch); }
@@ -569,8 +562,8 @@ void View::add_to(Stats& stats) const {
   stats.callback_missed = v.callback_missed.load(std::memory_order_relaxed);
   stats.callback_errors = v.callback_errors.load(std::memory_order_relaxed);
   std::int64_t busy = 0;
-  if (v.thread.joinable()) busy += thread_cpu_ns(v.thread.native_handle());
-  if (v.output && v.output->running()) busy += thread_cpu_ns(v.output->native_handle());
+  if (v.thread.joinable()) busy += thread_cpu_ns(v.thread);
+  if (v.output && v.output->running()) busy += thread_cpu_ns(v.output->thread());
   stats.view_busy = std::chrono::nanoseconds(busy);
 }
 

@@ -510,6 +510,8 @@ void check_only(fmt::format_string<checked_as_t<Args>...>, const Args&...) noexc
 // Types fmt 9 cannot format are checked against stand-ins (structured.hpp).
 template <typename... Args>
 inline std::uint32_t site_id(Site& site, const Args&... args) noexcept {
+  // Acquire (free on x86): the record's commit then carries the site's
+  // registry copy, registered maybe by another thread, to the IO thread.
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   if (__builtin_expect(id == 0, 0)) {
     if constexpr ((false || ... || is_named_argument<Args>)) {

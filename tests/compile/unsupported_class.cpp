@@ -7,6 +7,7 @@
 class Opaque {
  public:
   explicit Opaque(int v) : value_(v) {}
+  int value() const { return value_; }  // read, or Clang warns of an unused field
 
  private:
   int value_;

@@ -6,6 +6,8 @@
 #   decoder/   schema/ and itself, never include/ or runtime/
 #   sinks/     all four (the console renders with the decoder); nothing but
 #              the library's own objects includes sinks/
+# and, for ports: in runtime/, sinks/ and include/ only runtime/platform_<os>.cpp
+# includes the Linux-only headers behind runtime/platform.hpp.
 # A header named <terse/X.hpp> is looked up in include/terse, schema/terse,
 # decoder/terse and decoder/include/terse (the reader's public header); a
 # quoted header next to the including file, else from the source root
@@ -59,6 +61,11 @@ while IFS= read -r file; do
       spelled=${BASH_REMATCH[1]} quoted=yes
     else
       continue
+    fi
+    if [[ $quoted == no && $from != schema && $from != decoder && $file != runtime/platform_*.cpp &&
+      $spelled =~ ^(linux/.*|sys/syscall\.h|sys/mman\.h|sys/prctl\.h|sched\.h)$ ]]; then
+      echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp may (runtime/platform.hpp)" >&2
+      failures=$((failures + 1))
     fi
     to=$(owner_of "$file" "$spelled" "$quoted")
     if ! allowed "$from" "$to"; then

@@ -132,10 +132,18 @@ struct ThreadBuffer {
   // what the IO thread writes to the thread's previous timestamp (not
   // earlier: a call that finds no room, say a dropped one, holds nothing).
   // commit() or end_call() closes the window.
+  //
+  // Opening is relaxed: the give-back orders it by its membarrier (see
+  // try_reserve), and the collector's cutoff trails its clock by the
+  // ordering window, far longer than a store takes to be seen; the marker
+  // is for a thread preempted mid-call. end_call() is relaxed too: its call
+  // wrote nothing to the ring (no room), so there is nothing to publish.
   void begin_call() noexcept { in_call_since.store(kInCallUntimed, std::memory_order_relaxed); }
   void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
-  void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_release); }
+  void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
 
+  // Release both: the record's bytes before its position, and the position
+  // before the cleared marker, which the collector reads first (drain).
   void commit(std::uint64_t ticks) noexcept {
     last_ticks = ticks;
     committed.store(write_pos, std::memory_order_release);

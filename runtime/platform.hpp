@@ -1,0 +1,117 @@
+// What the runtime asks of the operating system, under OS-neutral names.
+// Each OS implements all of it in one file, runtime/platform_<os>.cpp (CMake
+// picks it by CMAKE_SYSTEM_NAME); no other runtime or sink file includes an
+// OS-specific header. Plain POSIX (open/read/write, sigaction, nanosleep,
+// pthread_sigmask) is still used directly elsewhere.
+//
+// Nothing here is on the logging fast path (the inline part of a call:
+// try_reserve(), commit(), ticks()); the callers are first calls of a
+// thread, full rings and the IO threads. So every function is out of line.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace terse::detail {
+
+// ---- Threads
+
+// The calling thread's id as the OS's tools show it (ps -L, top -H, gdb):
+// the `thread` in ThreadStats and the file's thread table. Never 0.
+// Async-signal-safe: the crash and termination handlers use it.
+std::uint64_t thread_id() noexcept;
+// The calling thread's name, cut to fit `size` (NUL included), "" when it
+// has none.
+void thread_name(char* out, std::size_t size) noexcept;
+// Names one of terse's threads; best effort (the OS may cut it: 15 bytes
+// on Linux).
+void name_thread(std::thread& thread, const char* name) noexcept;
+// CPU time `thread` has used, in nanoseconds; 0 where the OS cannot say.
+std::int64_t thread_cpu_ns(std::thread& thread) noexcept;
+// CPU numbers are below this (what Config::cpus may hold).
+int cpu_number_limit() noexcept;
+// allowed[c]: this process may run on CPU c; empty where the OS cannot say.
+std::vector<bool> allowed_cpus();
+// Pins `thread` to `cpus` (each below cpu_number_limit()); best effort.
+void pin_thread(std::thread& thread, const std::vector<int>& cpus) noexcept;
+// For the calling thread: sleeps of microseconds take about that long (no
+// timer slack), as the collector's ordering window needs.
+void prefer_short_sleeps() noexcept;
+
+// ---- Waiting (futex-like, on one 32-bit word)
+
+// Sleeps while `word` still holds `expected`, at most `timeout_ns`; may
+// return early or spuriously, so callers look again. The comparison and
+// the sleep are one step against wake_all(): a wake after the word changed
+// is never missed.
+void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept;
+// Wakes every thread in wait_for_change() on `word`. Costs a system call:
+// callers skip it when they know nobody waits.
+void wake_all(std::atomic<std::uint32_t>& word) noexcept;
+
+// ---- Memory
+
+// The OS's page size, asked once: what populate() and discard() round to.
+std::size_t page_bytes() noexcept;
+// `bytes` of zeroed memory whose pages are present before the first write,
+// so that neither a thread's first pass through its ring nor the IO
+// threads' first batches stop on page faults; nullptr when there is none.
+// Asking the kernel for the pages in one call costs a fraction of touching
+// them one by one (a fault per page), which on some virtual machines costs
+// over 10 us each.
+char* map_populated(std::size_t bytes) noexcept;
+void unmap_populated(char* memory, std::size_t bytes) noexcept;
+// `bytes` of zeroed memory whose pages are mapped as they are
+// first touched: a thread's ring, which most threads fill only a little of.
+char* map_lazy(std::size_t bytes) noexcept;
+// Maps the pages that [memory, memory + bytes) of map_lazy's memory touches
+// in one call, keeping their contents, rather than a page fault per page;
+// nothing where the kernel cannot (Linux before 5.14): the pages then fault
+// in as they are written.
+void populate(char* memory, std::size_t bytes) noexcept;
+// Hands the whole pages inside [memory, memory + bytes) of map_lazy's memory
+// back to the system (never a byte outside it); they read as zeros, and
+// fault in again, when next touched. False where it cannot (the memory then
+// stays as it is).
+bool discard(char* memory, std::size_t bytes) noexcept;
+
+// The other half of a compiler-only barrier in another thread of the
+// process: once this returns, every other thread has passed a full memory
+// fence (Linux membarrier, private expedited). A thread that pairs a store
+// and a later load this way pays nothing for the fence; the caller of this
+// pays a few microseconds. fences_other_threads() says whether the system
+// offers it (it registers the process on its first call); without it,
+// fence_other_threads() must not be relied on.
+bool fences_other_threads() noexcept;
+void fence_other_threads() noexcept;
+
+// ---- Signals and fork
+
+// Makes [memory, memory + bytes) the calling thread's alternate signal
+// stack, so that a stack overflow still runs the crash handler; false (and
+// nothing changed) when the thread already has one or the OS refuses.
+bool use_signal_stack(char* memory, std::size_t bytes) noexcept;
+// Takes the stack use_signal_stack() gave back off the calling thread,
+// before its memory is freed.
+void leave_signal_stack() noexcept;
+// A write to a pipe whose reader left fails with EPIPE on the calling
+// thread instead of raising SIGPIPE, which would end the process (the
+// console thread: `app 2>&1 | head`). After such a failure,
+// take_broken_pipe_signal() takes back the signal the write left pending,
+// so that it never reaches the application.
+void block_broken_pipe_signal() noexcept;
+void take_broken_pipe_signal() noexcept;
+// Runs `before` in the thread that forks, then `in_parent` or `in_child`
+// once the fork returned there; registered once for the process.
+void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept;
+
+// ---- Files
+
+// Writes the file's data (not necessarily its times) to the device; false
+// with errno set when it failed.
+bool sync_data(int fd) noexcept;
+
+}  // namespace terse::detail

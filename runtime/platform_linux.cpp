@@ -1,0 +1,211 @@
+// platform.hpp on Linux (glibc): the one runtime file with Linux headers.
+#include "platform.hpp"
+
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+// AddressSanitizer checks bounds only in memory it allocated itself.
+#if defined(__SANITIZE_ADDRESS__)
+#define TERSE_MALLOC_ONLY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TERSE_MALLOC_ONLY 1
+#endif
+#endif
+
+namespace terse::detail {
+
+std::uint64_t thread_id() noexcept { return static_cast<std::uint64_t>(::gettid()); }
+
+void thread_name(char* out, std::size_t size) noexcept {
+  if (size == 0) return;
+  if (pthread_getname_np(pthread_self(), out, size) != 0) out[0] = '\0';
+}
+
+void name_thread(std::thread& thread, const char* name) noexcept {
+  // Linux takes 15 bytes and a NUL, and refuses (ERANGE) rather than cut.
+  char cut[16];
+  std::strncpy(cut, name, sizeof cut - 1);
+  cut[sizeof cut - 1] = '\0';
+  pthread_setname_np(thread.native_handle(), cut);
+}
+
+std::int64_t thread_cpu_ns(std::thread& thread) noexcept {
+  clockid_t clock;
+  timespec used{};
+  if (pthread_getcpuclockid(thread.native_handle(), &clock) != 0 || clock_gettime(clock, &used) != 0) return 0;
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+}
+
+int cpu_number_limit() noexcept { return CPU_SETSIZE; }
+
+std::vector<bool> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::vector<bool> allowed(CPU_SETSIZE);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) allowed[static_cast<std::size_t>(cpu)] = CPU_ISSET(cpu, &set);
+  return allowed;
+}
+
+void pin_thread(std::thread& thread, const std::vector<int>& cpus) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  pthread_setaffinity_np(thread.native_handle(), sizeof set, &set);
+}
+
+void prefer_short_sleeps() noexcept {
+  // 1 us rather than the default 50 us.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+}
+
+// The futex word is the atomic itself: std::atomic<std::uint32_t> is a
+// plain, lock-free 32-bit integer on every Linux target.
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+              std::atomic<std::uint32_t>::is_always_lock_free);
+
+void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
+  timespec timeout{0, timeout_ns};
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+}
+
+void wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+std::size_t page_bytes() noexcept {
+  static const std::size_t bytes = [] {
+    long got = sysconf(_SC_PAGESIZE);
+    return got > 0 ? static_cast<std::size_t>(got) : std::size_t{4096};
+  }();
+  return bytes;
+}
+
+#if defined(TERSE_MALLOC_ONLY)
+
+char* map_populated(std::size_t bytes) noexcept {
+  constexpr std::size_t kAlign = 64;
+  auto* memory = static_cast<char*>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign));
+  if (memory != nullptr) std::memset(memory, 0, bytes);
+  return memory;
+}
+
+void unmap_populated(char* memory, std::size_t) noexcept { std::free(memory); }
+
+char* map_lazy(std::size_t bytes) noexcept { return map_populated(bytes); }
+
+void populate(char*, std::size_t) noexcept {}
+
+bool discard(char*, std::size_t) noexcept { return false; }
+
+#else
+
+char* map_populated(std::size_t bytes) noexcept {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+}
+
+void unmap_populated(char* memory, std::size_t bytes) noexcept {
+  if (memory != nullptr) ::munmap(memory, bytes);
+}
+
+char* map_lazy(std::size_t bytes) noexcept {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+}
+
+void populate(char* memory, std::size_t bytes) noexcept {
+#if !defined(MADV_POPULATE_WRITE)
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older C headers lack it
+#endif
+  // The kernel wants a page-aligned start. Widening to whole pages stays in
+  // the mapping (it ends on a page boundary) and changes no byte.
+  auto page = static_cast<std::uintptr_t>(page_bytes());
+  auto from = reinterpret_cast<std::uintptr_t>(memory) & ~(page - 1);
+  auto to = reinterpret_cast<std::uintptr_t>(memory) + bytes;
+  ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
+
+bool discard(char* memory, std::size_t bytes) noexcept {
+  // Narrowed to whole pages: the kernel would zero all of a partial one,
+  // bytes that are not the caller's (a ring smaller than a 16 or 64 KiB
+  // page shares it with its signal stack).
+  auto page = static_cast<std::uintptr_t>(page_bytes());
+  auto from = (reinterpret_cast<std::uintptr_t>(memory) + page - 1) & ~(page - 1);
+  auto to = (reinterpret_cast<std::uintptr_t>(memory) + bytes) & ~(page - 1);
+  if (to <= from) return false;
+  return ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) == 0;
+}
+
+#endif
+
+#if !defined(TERSE_MALLOC_ONLY)
+
+bool fences_other_threads() noexcept {
+  static const bool registered = ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return registered;
+}
+
+void fence_other_threads() noexcept { ::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+
+#else
+
+// Only ring memory from map_lazy() is ever given back, so without it (and
+// under AddressSanitizer) nothing needs the fence.
+bool fences_other_threads() noexcept { return false; }
+
+void fence_other_threads() noexcept {}
+
+#endif
+
+bool use_signal_stack(char* memory, std::size_t bytes) noexcept {
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return false;
+  stack_t stack{};
+  stack.ss_sp = memory;
+  stack.ss_size = bytes;
+  return sigaltstack(&stack, nullptr) == 0;
+}
+
+void leave_signal_stack() noexcept {
+  stack_t off{};
+  off.ss_flags = SS_DISABLE;
+  sigaltstack(&off, nullptr);
+}
+
+void block_broken_pipe_signal() noexcept {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+}
+
+void take_broken_pipe_signal() noexcept {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  timespec none{0, 0};
+  sigtimedwait(&pipe_signal, nullptr, &none);  // pending on this thread, as the write raised it here
+}
+
+void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept {
+  pthread_atfork(before, in_parent, in_child);
+}
+
+bool sync_data(int fd) noexcept { return ::fdatasync(fd) == 0; }
+
+}  // namespace terse::detail
