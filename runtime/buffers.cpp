@@ -15,6 +15,16 @@ namespace {
 
 std::atomic<std::uint32_t> g_next_thread_index{1};
 
+// In a spin-wait: tells the core the loop is waiting, which yields the
+// pipeline to a sibling hardware thread and saves power.
+inline void spin_hint() noexcept {
+#if TERSE_CLOCK_TSC
+  _mm_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 // The ring's first bytes are left to page faults, one per page as the
 // thread first writes there: a fault takes only the mapping's own lock,
 // where mapping ahead (madvise) takes the process's, which threads being
@@ -172,9 +182,7 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   // takes microseconds).
   for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) {
     if (spins < 64) {
-#if TERSE_CLOCK_TSC
-      _mm_pause();
-#endif
+      spin_hint();
     } else {
       std::this_thread::yield();
     }
@@ -288,9 +296,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     buffer.end_call();
     if (attempt == 0) nudge_io_thread();
     if (attempt < kSpins) {
-#if TERSE_CLOCK_TSC
-      _mm_pause();
-#endif
+      spin_hint();
       continue;
     }
     // Relaxed, as room_freed's bump: the epoch only ends the sleep (a bump
