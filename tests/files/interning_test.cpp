@@ -153,6 +153,11 @@ TEST_CASE("full batches that interning shrank go out joined in fewer frames, eve
   for (const auto& file : log_files(dir.path()))
     frames +=
         frames_of_type(read_file(file), static_cast<std::uint8_t>(terse::schema::FrameType::records_columnar)).size();
+  // One frame per batch, unjoined, makes at least one frame per MiB of the
+  // records' strings: fewer frames than that means batches were joined. How
+  // many are joined depends on the pace: on a quiet machine about half the
+  // frames go (a bound of half failed once while another test loaded both
+  // cores, which broke the run of full batches).
   INFO(frames << " records frames");
-  CHECK(frames < kRecords * 4096 / (1 << 20) / 2);
+  CHECK(frames < kRecords * 4096 / (1 << 20));
 }
