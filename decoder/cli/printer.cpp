@@ -12,7 +12,7 @@ reader::FormatOptions with_mask(reader::FormatOptions options, const Masker* mas
 }  // namespace
 
 Printer::Printer(reader::FormatOptions options, const std::optional<std::regex>& grep, const Masker* mask)
-    : formatter_(with_mask(std::move(options), mask)), grep_(grep), mask_(mask) {}
+    : formatter_(with_mask(std::move(options), mask)), grep_(grep) {}
 
 bool Printer::print(const reader::Record& record, std::string& out) {
   if (!grep_) {

@@ -21,7 +21,7 @@ class Printer {
   // replaced by the mask.
   Printer(reader::FormatOptions options, const std::optional<std::regex>& grep, const Masker* mask);
   // One for each decoding thread: the message it keeps is its own.
-  Printer(const Printer& other) : formatter_(other.formatter_), grep_(other.grep_), mask_(other.mask_) {}
+  Printer(const Printer& other) : formatter_(other.formatter_), grep_(other.grep_) {}
   Printer& operator=(const Printer&) = delete;
 
   // Appends the record to `out`; false (nothing appended) when the message filter drops it.
@@ -30,7 +30,6 @@ class Printer {
  private:
   reader::Formatter formatter_;
   const std::optional<std::regex>& grep_;
-  const Masker* mask_;
   std::string message_;
 };
 

@@ -14,7 +14,6 @@ struct Formatter::Impl {
   FormatOptions options;
   std::optional<decoder::LinePattern> pattern;  // none: JSON
   decoder::TimeStyle style;
-  decoder::TextRewrite rewrite;
 };
 
 namespace {
@@ -41,7 +40,6 @@ Formatter::Formatter(FormatOptions options) {
     throw std::invalid_argument("time_digits is " + std::to_string(options.time_digits) + ": it must be 0 to 9");
   // LinePattern's own message names what is wrong with the pattern.
   if (!options.json) impl->pattern.emplace(options.pattern);
-  impl->rewrite = options.rewrite;
   impl->options = std::move(options);
   impl_ = std::move(impl);
 }
@@ -51,9 +49,9 @@ const FormatOptions& Formatter::options() const { return impl_->options; }
 bool Formatter::message(const Record& record, std::string& out) const {
   std::size_t start = out.size();
   bool ok = decoder::render_message(raw(record), out, nullptr, &impl_->style);
-  if (impl_->rewrite) {
+  if (const auto& rewrite = impl_->options.rewrite) {
     std::string text = out.substr(start);
-    impl_->rewrite(text);
+    rewrite(text);
     out.replace(start, std::string::npos, text);
   }
   return ok;
@@ -61,7 +59,7 @@ bool Formatter::message(const Record& record, std::string& out) const {
 
 void Formatter::append(const Record& record, std::string& out) const {
   const Impl& m = *impl_;
-  if (!m.rewrite && m.options.json_args) {
+  if (!m.options.rewrite && m.options.json_args) {
     if (m.pattern) {
       m.pattern->append(out, raw(record), m.style);
     } else {
@@ -81,7 +79,7 @@ void Formatter::append(const Record& record, std::string_view message, std::stri
     return;
   }
   if (m.options.json_args || raw(record).kind != decoder::RecordKind::log) {
-    decoder::append_json_record(out, raw(record), m.style, message, m.rewrite);
+    decoder::append_json_record(out, raw(record), m.style, message, m.options.rewrite);
     return;
   }
   decoder::Record bare = raw(record);
