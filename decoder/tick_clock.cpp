@@ -46,9 +46,13 @@ std::int64_t TickClock::extrapolate(const Point& point, std::uint64_t ticks) {
 }
 
 // earlier.ticks <= ticks < later.ticks. The result lies between the two
-// points' times, so it cannot overflow.
+// points' times, so it cannot overflow. A later point on the earlier one's
+// line (what the writer writes, §5) gives that line itself: the records the
+// reader converted before it met the later point had only that line, and
+// the two computations round differently, by a nanosecond now and then,
+// which turned a thread's records backward where a tick held several.
 bool TickClock::interpolate(const Point& earlier, const Point& later, std::uint64_t ticks, std::int64_t& unix_ns) {
-  if (later.unix_ns <= earlier.unix_ns) return false;
+  if (later.unix_ns <= earlier.unix_ns || later.unix_ns == extrapolate(earlier, later.ticks)) return false;
   auto span_ns = static_cast<std::uint64_t>(later.unix_ns) - static_cast<std::uint64_t>(earlier.unix_ns);
   double span_ticks = static_cast<double>(later.ticks - earlier.ticks);
   double rate = span_ticks * 1e9 / static_cast<double>(span_ns);

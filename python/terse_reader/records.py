@@ -120,14 +120,19 @@ class Clock:
             at -= 1
         if at + 1 < len(frames) and not _before(ticks, frames[at].ticks):
             a, b = frames[at], frames[at + 1]
-            if b.unix_ns > a.unix_ns:
+            # A b on a's line (what the writer writes) gives that line: the two
+            # computations round differently, and the records read before b had only a.
+            if b.unix_ns > a.unix_ns and b.unix_ns != self._along(a, b.ticks):
                 span_ns = b.unix_ns - a.unix_ns
                 span_ticks = float((b.ticks - a.ticks) & MASK64)
                 rate = span_ticks * 1e9 / float(span_ns)
                 if abs(rate - b.rate) <= b.rate * 0.01:
                     offset = float((ticks - a.ticks) & MASK64) * float(span_ns) / span_ticks
                     return a.unix_ns + min(_round_away(min(max(offset, 0.0), LIMIT_NS)), span_ns)
-        point = frames[at]
+        return self._along(frames[at], ticks)
+
+    @staticmethod
+    def _along(point: Calibration, ticks: int) -> int:
         delta = float(_signed64(ticks - point.ticks)) * 1e9 / point.rate
         when = float(point.unix_ns) + delta
         if not when > -LIMIT_NS:

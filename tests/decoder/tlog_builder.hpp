@@ -409,6 +409,18 @@ class TlogBuilder {
     frame(schema::FrameType::calibration, calibration);
   }
 
+  // A calibration frame (FORMAT.md §5) after the records so far.
+  void calibration(std::uint64_t ticks, std::int64_t unix_ns, double ticks_per_second) {
+    std::string payload;
+    wire::put_le<std::uint64_t>(payload, ticks);
+    wire::put_le<std::int64_t>(payload, unix_ns);
+    wire::put_le<double>(payload, ticks_per_second);
+    raw_frame(schema::FrameType::calibration, payload);
+  }
+
+  // The ticks the next record's delta counts from.
+  std::uint64_t ticks() const { return ticks_; }
+
   // A site entry with the 1.1 fields: `types` is written when present,
   // `names` (which needs `types`) too.
   void site(std::uint32_t id, std::string_view format, const std::vector<std::uint8_t>& tags,
@@ -567,6 +579,7 @@ struct Decoded {
   std::vector<std::string> errors;  // render_message's reason, per record
   std::vector<std::string> json;    // append_json_record's line, per record
   std::vector<std::string> problems;
+  std::vector<std::int64_t> unix_ns;
 };
 
 inline Decoded decode(const std::string& bytes, const decoder::TextRewrite& rewrite = {}) {
@@ -584,6 +597,7 @@ inline Decoded decode(const std::string& bytes, const decoder::TextRewrite& rewr
     utc.utc = true;
     decoder::append_json_record(json, r, utc, message, rewrite);
     d.json.push_back(json);
+    d.unix_ns.push_back(r.unix_ns);
   });
   return d;
 }

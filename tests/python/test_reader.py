@@ -37,7 +37,7 @@ sys.path.insert(0, PACKAGE)
 
 import terse_reader  # noqa: E402
 from terse_reader.frames import SYNC, Frame, FrameReader, crc32c  # noqa: E402
-from terse_reader.records import StreamDecoder  # noqa: E402
+from terse_reader.records import Calibration, Clock, StreamDecoder  # noqa: E402
 
 CLI = _env("TERSE_CLI")
 DATA = Path(_env("TERSE_TEST_DATA"))
@@ -225,6 +225,24 @@ def test_problems_are_reported_with_offsets_and_strict_mode_raises() -> None:
         damaged.unlink()
     with pytest.raises(terse_reader.TerseReadError):
         list(terse_reader.read("/nonexistent/terse/file.tlog"))
+
+
+def test_a_time_is_the_same_before_and_after_the_next_frame_on_its_line() -> None:
+    # FORMAT.md §5, as tests/decoder/calibration_points_test.cpp checks the reference reader.
+    clock = Clock()
+    a = Calibration(625_000, 1_700_000_000_010_000_000, 62.5e6 * 1.000137)
+    clock.add(Calibration(0, 1_700_000_000_000_000_000, 62.5e6))
+    clock.add(a)
+    ticks = [a.ticks + 1 + 7 * i for i in range(2000)]
+    before = [clock.convert(t) for t in ticks]
+    b_ticks = 1_875_000
+    clock.add(Calibration(b_ticks, clock.convert(b_ticks), 62.5e6 * 0.999871))
+    assert [clock.convert(t) for t in ticks] == before
+    # A frame off the line (an older writer's) is still interpolated to.
+    off = Clock()
+    off.add(Calibration(0, 1_700_000_000_000_000_000, 1e9))
+    off.add(Calibration(10_000_000, 1_700_000_000_010_000_050, 1e9))
+    assert off.convert(5_000_000) == 1_700_000_000_005_000_025
 
 
 # ---- 3. files the runtime writes ------------------------------------------------------------
