@@ -46,7 +46,8 @@ build_tests() {
   while read -r test; do
     if [[ -n ${is_target[$test]:-} ]]; then wanted+=("$test"); fi
   done < <(ctest --test-dir "$dir" -N -L "$labels" | sed -n 's/^ *Test *#[0-9]*: //p')
-  cmake --build "$dir" -j"$jobs" --target "${wanted[@]}"
+  cmake -S . -B "$dir" "-DTERSE_SELECTED_TARGETS=$(IFS=';'; echo "${wanted[*]}")" >/dev/null
+  cmake --build "$dir" -j"$jobs" --target terse_selected
 }
 
 for config in "${configs[@]}"; do
@@ -99,7 +100,8 @@ for config in "${configs[@]}"; do
       selection="concurrency|roundtrip"
       mapfile -t tests < <(ctest --test-dir build/ci-aarch64 -N -L "$selection" | sed -n 's/^ *Test *#[0-9]*: //p')
       tests+=(files_crc_test)
-      cmake --build build/ci-aarch64 -j"$jobs" --target "${tests[@]}"
+      cmake -S . -B build/ci-aarch64 "-DTERSE_SELECTED_TARGETS=$(IFS=';'; echo "${tests[*]}")" >/dev/null
+      cmake --build build/ci-aarch64 -j"$jobs" --target terse_selected
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ctest --test-dir build/ci-aarch64 -j2 --output-on-failure \
         -R "^($(IFS='|'; echo "${tests[*]}"))\$"
       ;;
