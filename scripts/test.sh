@@ -46,7 +46,14 @@ build_tests() {
   while read -r test; do
     if [[ -n ${is_target[$test]:-} ]]; then wanted+=("$test"); fi
   done < <(ctest --test-dir "$dir" -N -L "$labels" | sed -n 's/^ *Test *#[0-9]*: //p')
-  cmake -S . -B "$dir" "-DTERSE_SELECTED_TARGETS=$(IFS=';'; echo "${wanted[*]}")" >/dev/null
+  build_targets "$dir" "${wanted[@]}"
+}
+
+# Builds, in build directory $1, the targets given after it, as the one goal terse_selected.
+build_targets() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "-DTERSE_SELECTED_TARGETS=$(IFS=';'; echo "$*")" >/dev/null
   cmake --build "$dir" -j"$jobs" --target terse_selected
 }
 
@@ -100,8 +107,7 @@ for config in "${configs[@]}"; do
       selection="concurrency|roundtrip"
       mapfile -t tests < <(ctest --test-dir build/ci-aarch64 -N -L "$selection" | sed -n 's/^ *Test *#[0-9]*: //p')
       tests+=(files_crc_test)
-      cmake -S . -B build/ci-aarch64 "-DTERSE_SELECTED_TARGETS=$(IFS=';'; echo "${tests[*]}")" >/dev/null
-      cmake --build build/ci-aarch64 -j"$jobs" --target terse_selected
+      build_targets build/ci-aarch64 "${tests[@]}"
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ctest --test-dir build/ci-aarch64 -j2 --output-on-failure \
         -R "^($(IFS='|'; echo "${tests[*]}"))\$"
       ;;
