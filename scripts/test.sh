@@ -45,8 +45,13 @@ build_tests() {
   local wanted=("$@") test
   while read -r test; do
     if [[ -n ${is_target[$test]:-} ]]; then wanted+=("$test"); fi
-  done < <(ctest --test-dir "$dir" -N -L "$labels" | sed -n 's/^ *Test *#[0-9]*: //p')
+  done < <(list_tests "$dir" "$labels")
   build_targets "$dir" "${wanted[@]}"
+}
+
+# The names of the tests that ctest -L $2 selects in build directory $1, one a line.
+list_tests() {
+  ctest --test-dir "$1" -N -L "$2" | sed -n 's/^ *Test *#[0-9]*: //p'
 }
 
 # Builds, in build directory $1, the targets given after it, as the one goal terse_selected.
@@ -105,7 +110,7 @@ for config in "${configs[@]}"; do
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_SHIP=OFF \
         -DTERSE_WERROR=ON >/dev/null
       selection="concurrency|roundtrip"
-      mapfile -t tests < <(ctest --test-dir build/ci-aarch64 -N -L "$selection" | sed -n 's/^ *Test *#[0-9]*: //p')
+      mapfile -t tests < <(list_tests build/ci-aarch64 "$selection")
       tests+=(files_crc_test)
       build_targets build/ci-aarch64 "${tests[@]}"
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ctest --test-dir build/ci-aarch64 -j2 --output-on-failure \
