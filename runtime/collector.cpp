@@ -360,8 +360,9 @@ void Collector::write_flight(Batch*& batch) {
 }
 
 // Drains every buffer up to what it had committed when the pass began, in
-// time order, stopping at `cutoff`. Returns the number of records taken.
-std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
+// time order, stopping at `cutoff`; `listed_at` is the clock as it was before
+// the list of buffers was read. Returns the number of records taken.
+std::size_t Collector::drain(std::uint64_t cutoff, std::uint64_t listed_at, Batch*& batch) {
   // A thread between its timestamp and its commit holds the cutoff back to
   // its previous timestamp. The marker is read before the commit position:
   // a call that clears it has published its record first.
@@ -376,6 +377,13 @@ std::size_t Collector::drain(std::uint64_t cutoff, Batch*& batch) {
       cursors_.push_back(c);
     }
   }
+  // A drain to the end (flush, stop) has no cutoff below `listed_at`, so a
+  // thread that registered since the list was read holds its newer records
+  // back itself. Relaxed, as the markers: the registration (before that
+  // thread's first timestamp) is seen long before another thread's later
+  // record, read above, has been committed and drained.
+  if (cutoff > listed_at && buffer_registry().generation.load(std::memory_order_relaxed) != buffers_generation_)
+    cutoff = listed_at;
   auto later = [](const Cursor& a, const Cursor& b) { return a.header.ticks > b.header.ticks; };
   std::make_heap(cursors_.begin(), cursors_.end(), later);
   std::size_t taken = 0;
@@ -484,12 +492,17 @@ void Collector::run() {
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
     bool stopping = requests_.stop.load(std::memory_order_acquire);
     bool drain_all = stopping || flush_target > flush_handled_;
+    // Read before the list of buffers: a thread that registers after the
+    // list was read stamps its first record later than this, so the cutoff
+    // keeps the listed threads' newer records for a later pass, which lists
+    // that thread too. Read after the list, a preemption in between let them
+    // out first (milliseconds of them), and the new thread's record after.
+    std::uint64_t now = ticks();
     refresh_buffers();
     if (!batch->calibration_changed && clock_.refresh(batch->calibration)) batch->calibration_changed = true;
     if (drain_all) wait_for_calls_in_flight();
-    std::uint64_t now = ticks();
     std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
-    std::size_t taken = drain(cutoff, batch);
+    std::size_t taken = drain(cutoff, now, batch);
     // A crash writes what the flight recorder holds: the records that lead up to it.
     if (drain_all && !flight_.empty() && requests_.crashing.load(std::memory_order_relaxed)) write_flight(batch);
     for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);

@@ -78,7 +78,7 @@ class Collector {
   void snapshot_contexts(Batch& batch);
   // What the flight recorder holds, as flight batches after the current one.
   void write_flight(Batch*& batch);
-  std::size_t drain(std::uint64_t cutoff, Batch*& batch);
+  std::size_t drain(std::uint64_t cutoff, std::uint64_t listed_at, Batch*& batch);
   void wait_for_calls_in_flight();
   bool anything_pending() const;
   void submit(Batch*& batch);

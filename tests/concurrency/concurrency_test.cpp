@@ -7,12 +7,19 @@
 // under ThreadSanitizer, which runs about ten times slower.
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -309,6 +316,122 @@ TEST_CASE("records of all threads come out in time order", "[concurrency]") {
   require_everything_once_in_order(tally, kThreads, per_thread);
   INFO("first problem: " << tally.first_problem);
   INFO("largest step back " << tally.largest_reversal_ns << " ns");
+  CHECK(tally.time_reversals == 0);
+}
+
+namespace {
+
+// Holds the IO thread where a signal finds it, as a loaded machine preempts
+// it at any instruction, until the test lets it go on.
+std::atomic<bool> g_io_held{false};
+std::atomic<bool> g_io_released{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used in a signal handler");
+
+extern "C" void hold_io_thread(int) {
+  g_io_held.store(true);
+  while (!g_io_released.load()) {
+    timespec nap{0, 10'000};
+    ::nanosleep(&nap, nullptr);
+  }
+  g_io_held.store(false);
+}
+
+pid_t thread_named(const std::string& name) {
+  pid_t found = 0;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (dirent* task = ::readdir(tasks)) {
+      std::ifstream comm(std::string("/proc/self/task/") + task->d_name + "/comm");
+      std::string line;
+      if (std::getline(comm, line) && line == name) found = static_cast<pid_t>(std::atoi(task->d_name));
+    }
+    ::closedir(tasks);
+  }
+  return found;
+}
+
+void spin_for(std::chrono::microseconds span) {
+  auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+}  // namespace
+
+// A thread's first call registers its ring while the IO thread is somewhere
+// in a pass, and the IO thread can be preempted anywhere, for milliseconds.
+// Each trial holds it at a random point while a new thread logs its first
+// record and a thread already known logs a later one: the new thread's
+// record must still come out first, in the passes of a flush too (which
+// have no ordering window).
+TEST_CASE("a new thread's first record keeps time order wherever the IO thread is held up", "[concurrency]") {
+  const bool flushing = GENERATE(false, true);
+  INFO((flushing ? "with" : "without") << " flushes");
+  const std::uint64_t trials = scaled(1000, 100);
+  constexpr std::uint32_t kSteady = 0, kKnown = 1, kFirstNewcomer = 2;
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 64 * 1024;
+  terse::start(config);
+  const pid_t io_thread = thread_named("terse-io");
+  REQUIRE(io_thread != 0);
+  struct sigaction hold {};
+  hold.sa_handler = hold_io_thread;
+  hold.sa_flags = SA_RESTART;
+  sigemptyset(&hold.sa_mask);
+  struct sigaction previous {};
+  REQUIRE(::sigaction(SIGUSR2, &hold, &previous) == 0);
+  std::atomic<bool> done{false};
+  std::uint64_t steady_written = 0;
+  // Keeps the IO thread busy with passes, so that the signals find it in
+  // one rather than asleep.
+  std::thread steady([&] {
+    std::uint64_t i = 0;
+    while (!done.load(std::memory_order_relaxed)) TERSE_INFO("thread {} record {}", kSteady, i++);
+    steady_written = i;
+  });
+  std::thread flusher([&] {
+    while (flushing && !done.load(std::memory_order_relaxed)) terse::flush();
+  });
+  TERSE_INFO("thread {} record {}", kKnown, 0);  // known, so that its calls take no lock the IO thread may hold
+  std::mt19937 random(20261203);
+  std::uniform_int_distribution<int> pause_us(0, 40);
+  for (std::uint64_t trial = 0; trial < trials; ++trial) {
+    spin_for(std::chrono::microseconds(pause_us(random)));
+    g_io_released.store(false);
+    REQUIRE(::tgkill(::getpid(), io_thread, SIGUSR2) == 0);
+    while (!g_io_held.load()) std::this_thread::yield();
+    std::atomic<bool> logged{false};
+    std::thread newcomer([&] {
+      log_sequence(static_cast<std::uint32_t>(kFirstNewcomer + trial), 1);
+      logged.store(true);
+    });
+    // Held in the registry's lock, say, the IO thread keeps the newcomer
+    // from registering: that trial lets it go on without the rest.
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    while (!logged.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    TERSE_INFO("thread {} record {}", kKnown, trial + 1);
+    // The known thread's record is then past the window when the IO thread goes on.
+    spin_for(config.ordering_window * 2);
+    g_io_released.store(true);
+    while (g_io_held.load()) std::this_thread::yield();  // out of the handler before the next signal
+    newcomer.join();
+  }
+  done.store(true, std::memory_order_relaxed);
+  steady.join();
+  flusher.join();
+  ::sigaction(SIGUSR2, &previous, nullptr);
+  terse::stop();
+  Tally tally(kFirstNewcomer + trials);
+  tally.decode(dir.path());
+  INFO("first problem: " << tally.first_problem);
+  INFO("largest step back " << tally.largest_reversal_ns << " ns");
+  CHECK(tally.intact());
+  CHECK(tally.bad_records == 0);
+  CHECK(tally.out_of_order == 0);
+  CHECK(tally.gaps == 0);
+  CHECK(tally.next[kSteady] == steady_written);
+  CHECK(tally.next[kKnown] == trials + 1);
+  for (std::uint64_t t = kFirstNewcomer; t < kFirstNewcomer + trials; ++t) CHECK(tally.next[t] == 1);
   CHECK(tally.time_reversals == 0);
 }
 
