@@ -323,17 +323,21 @@ namespace {
 
 // Holds the IO thread where a signal finds it, as a loaded machine preempts
 // it at any instruction, until the test lets it go on.
-std::atomic<bool> g_io_held{false};
+std::atomic<std::uint32_t> g_holds_begun{0};
+std::atomic<std::uint32_t> g_holds_ended{0};
 std::atomic<bool> g_io_released{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "used in a signal handler");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "used in a signal handler");
 
+// It lets go by itself after 50 ms: held inside a lock the test's own
+// thread then needs (the allocator's, say), it would otherwise never be let go.
 extern "C" void hold_io_thread(int) {
-  g_io_held.store(true);
-  while (!g_io_released.load()) {
+  g_holds_begun.fetch_add(1);
+  for (int naps = 0; naps < 5000 && !g_io_released.load(); ++naps) {
     timespec nap{0, 10'000};
     ::nanosleep(&nap, nullptr);
   }
-  g_io_held.store(false);
+  g_holds_ended.fetch_add(1);
 }
 
 pid_t thread_named(const std::string& name) {
@@ -398,8 +402,9 @@ TEST_CASE("a new thread's first record keeps time order wherever the IO thread i
   for (std::uint64_t trial = 0; trial < trials; ++trial) {
     spin_for(std::chrono::microseconds(pause_us(random)));
     g_io_released.store(false);
+    const std::uint32_t holds = g_holds_begun.load();
     REQUIRE(::tgkill(::getpid(), io_thread, SIGUSR2) == 0);
-    while (!g_io_held.load()) std::this_thread::yield();
+    while (g_holds_begun.load() == holds) std::this_thread::yield();
     std::atomic<bool> logged{false};
     std::thread newcomer([&] {
       log_sequence(static_cast<std::uint32_t>(kFirstNewcomer + trial), 1);
@@ -413,7 +418,7 @@ TEST_CASE("a new thread's first record keeps time order wherever the IO thread i
     // The known thread's record is then past the window when the IO thread goes on.
     spin_for(config.ordering_window * 2);
     g_io_released.store(true);
-    while (g_io_held.load()) std::this_thread::yield();  // out of the handler before the next signal
+    while (g_holds_ended.load() != holds + 1) std::this_thread::yield();  // out of the handler before the next signal
     newcomer.join();
   }
   done.store(true, std::memory_order_relaxed);
