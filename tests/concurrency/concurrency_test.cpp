@@ -386,11 +386,14 @@ TEST_CASE("a new thread's first record keeps time order wherever the IO thread i
   REQUIRE(::sigaction(SIGUSR2, &hold, &previous) == 0);
   std::atomic<bool> done{false};
   std::uint64_t steady_written = 0;
-  // Keeps the IO thread busy with passes, so that the signals find it in
-  // one rather than asleep.
+  // Keeps the IO thread in short passes, one after another, so that the
+  // signals find it in one rather than asleep or deep in a long drain.
   std::thread steady([&] {
     std::uint64_t i = 0;
-    while (!done.load(std::memory_order_relaxed)) TERSE_INFO("thread {} record {}", kSteady, i++);
+    while (!done.load(std::memory_order_relaxed)) {
+      TERSE_INFO("thread {} record {}", kSteady, i++);
+      spin_for(std::chrono::microseconds(1));
+    }
     steady_written = i;
   });
   std::thread flusher([&] {
