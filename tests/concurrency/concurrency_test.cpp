@@ -7,7 +7,6 @@
 // under ThreadSanitizer, which runs about ten times slower.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +16,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -340,19 +338,6 @@ extern "C" void hold_io_thread(int) {
   g_holds_ended.fetch_add(1);
 }
 
-pid_t thread_named(const std::string& name) {
-  pid_t found = 0;
-  if (DIR* tasks = ::opendir("/proc/self/task")) {
-    while (dirent* task = ::readdir(tasks)) {
-      std::ifstream comm(std::string("/proc/self/task/") + task->d_name + "/comm");
-      std::string line;
-      if (std::getline(comm, line) && line == name) found = static_cast<pid_t>(std::atoi(task->d_name));
-    }
-    ::closedir(tasks);
-  }
-  return found;
-}
-
 void spin_for(std::chrono::microseconds span) {
   auto until = std::chrono::steady_clock::now() + span;
   while (std::chrono::steady_clock::now() < until) {
@@ -376,8 +361,9 @@ TEST_CASE("a new thread's first record keeps time order wherever the IO thread i
   auto config = test_config(dir.path());
   config.thread_buffer_bytes = 64 * 1024;
   terse::start(config);
-  const pid_t io_thread = thread_named("terse-io");
-  REQUIRE(io_thread != 0);
+  const std::vector<int> io_threads = threads_named("terse-io");
+  REQUIRE(io_threads.size() == 1);
+  const int io_thread = io_threads.front();
   struct sigaction hold {};
   hold.sa_handler = hold_io_thread;
   hold.sa_flags = SA_RESTART;
