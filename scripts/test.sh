@@ -28,6 +28,9 @@ fuzz_seconds=${TERSE_FUZZ_SECONDS:-30}
 # Line tables only (-g1): sanitizer reports and backtraces still name files and lines, and the
 # build takes some 30 % less time than with full debug information.
 optimized=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+# The sanitizers at -O1, which their documentation names as enough: the build takes some 10 %
+# less time than at -O2, and fewer frames of a report are inlined away.
+sanitized=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 
 # Builds, in build directory $1, the tests that ctest -L $2 selects (each is a target of its
 # name; a test that is not, such as a script over the CLI, needs one of the extra targets
@@ -76,7 +79,10 @@ for config in "${configs[@]}"; do
       ctest --test-dir build/ci-release -j2 --output-on-failure
       ;;
     clang)
-      cmake -S . -B build/ci-clang "${optimized[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+      # A Release build, without debug information (GCC's build above has its line tables):
+      # some 10 % less compile time.
+      cmake -S . -B build/ci-clang -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
+        -DCMAKE_CXX_COMPILER=clang++ \
         -DTERSE_TESTS=ON -DTERSE_BENCH=ON -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-clang -j"$jobs"
       ctest --test-dir build/ci-clang -j2 --output-on-failure
@@ -90,7 +96,7 @@ for config in "${configs[@]}"; do
         ctest --test-dir build/ci-tsan -j2 --output-on-failure -L "$labels"
       ;;
     asan)
-      cmake -S . -B build/ci-asan "${optimized[@]}" -DCMAKE_CXX_COMPILER=clang++ \
+      cmake -S . -B build/ci-asan "${sanitized[@]}" -DCMAKE_CXX_COMPILER=clang++ \
         -DTERSE_SANITIZE=address,undefined -DTERSE_FUZZ=ON -DTERSE_FUZZ_SECONDS="$fuzz_seconds" \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       labels="decoder|fuzz|files|cli|ship|sinks|control"
