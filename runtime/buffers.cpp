@@ -25,14 +25,16 @@ inline void spin_hint() noexcept {
 #endif
 }
 
-// The ring's first bytes are left to page faults, one per page as the
-// thread first writes there: a fault takes only the mapping's own lock,
-// where mapping ahead (madvise) takes the process's, which threads being
-// created and ending hold; a thread logging less than this never maps ahead.
-constexpr std::uint64_t kFaultedBytes = kFaultedRingBytes;
+// A new ring, and a ring given back, starts with this much ready; the IO
+// thread prepares more ahead of its thread as it fills it.
+constexpr std::uint64_t kFirstReadyBytes = kFaultedRingBytes;
+// The IO thread prepares a ring's pages in runs of this much, each published
+// as soon as it is ready, so that a thread that caught up with it waits for
+// one run at most (tens of microseconds).
+constexpr std::uint64_t kPrepareRunBytes = std::uint64_t{64} << 10;
 // Each ring's mapping ends in the alternate signal stack of its thread.
 constexpr std::size_t kSignalStackBytes = 64 * 1024;
-// Buffers of exited threads that never logged past kFaultedBytes, kept for
+// Buffers of exited threads that never logged past kFirstReadyBytes, kept for
 // the next new threads: a pool that replaces its threads then costs no
 // mapping and unmapping per thread (both wait for the process's mapping
 // lock, which creating and ending threads hold), and at most this many
@@ -89,6 +91,46 @@ ThreadBuffer* take_spare(std::vector<ThreadBuffer*>& spares, std::size_t capacit
   return nullptr;
 }
 
+// Calls `each(memory, bytes)` on the ring memory of the positions [from,
+// to), to - from at most a whole ring.
+template <typename Each>
+void for_positions(ThreadBuffer& b, std::uint64_t from, std::uint64_t to, Each each) noexcept {
+  std::uint64_t offset = from & (b.capacity - 1);
+  std::uint64_t bytes = to - from;
+  std::uint64_t first = std::min(bytes, b.capacity - offset);
+  each(b.data + offset, static_cast<std::size_t>(first));
+  if (bytes > first) each(b.data, static_cast<std::size_t>(bytes - first));
+}
+
+// The end of the step that makes the ring ready past `end`: the ready run
+// doubles, by kFirstReadyBytes at least, up to the whole ring.
+std::uint64_t next_ready_step(const ThreadBuffer& b, std::uint64_t ready, std::uint64_t end) noexcept {
+  std::uint64_t page = page_bytes();
+  std::uint64_t want =
+      std::max({(end + page - 1) & ~(page - 1), b.ready_from + 2 * (ready - b.ready_from), ready + kFirstReadyBytes});
+  return std::min(want, b.ready_from + b.capacity);
+}
+
+void publish_ready(ThreadBuffer& b, std::uint64_t until) noexcept {
+  b.ready_until.store(until == b.ready_from + b.capacity ? ThreadBuffer::kAllReady : until, std::memory_order_release);
+}
+
+// The first step of a ring whose run starts at ready_from (new, or given
+// back), prepared by whoever owns the ring's bookkeeping at the time.
+void prepare_first_step(ThreadBuffer& b) noexcept {
+  std::uint64_t to = std::min(b.ready_from + kFirstReadyBytes, b.ready_from + b.capacity);
+  for_positions(b, b.ready_from, to, prepare_pages);
+  publish_ready(b, to);
+}
+
+void wait_a_moment(unsigned spins) noexcept {
+  if (spins < 64) {
+    spin_hint();
+  } else {
+    std::this_thread::yield();
+  }
+}
+
 }  // namespace
 
 BufferSettings& buffer_settings() noexcept {
@@ -101,14 +143,50 @@ BufferRegistry& buffer_registry() noexcept {
   return *registry;
 }
 
+std::uint64_t earliest_starting_call() noexcept {
+  std::uint64_t earliest = kNotInCall;
+  for (auto& slot : buffer_registry().starting) earliest = std::min(earliest, slot.load(std::memory_order_acquire));
+  return earliest;
+}
+
 namespace {
+
+// A slot of BufferRegistry::starting, held for the life of the object.
+class StartingSlot {
+ public:
+  // The bound is read before it is published, and the caller's stamp after:
+  // an IO thread that read the slot before it was taken read its clock
+  // before the stamp, as for in_call_since.
+  explicit StartingSlot(BufferRegistry& registry) noexcept {
+    std::uint64_t bound = ticks();
+    for (auto& slot : registry.starting) {
+      std::uint64_t free = kNotInCall;
+      if (slot.compare_exchange_strong(free, bound, std::memory_order_relaxed)) {
+        slot_ = &slot;
+        return;
+      }
+    }
+  }
+  ~StartingSlot() {
+    // Release: the buffer, listed with its window open, holds from here.
+    if (slot_ != nullptr) slot_->store(kNotInCall, std::memory_order_release);
+  }
+  StartingSlot(const StartingSlot&) = delete;
+  StartingSlot& operator=(const StartingSlot&) = delete;
+  bool held() const noexcept { return slot_ != nullptr; }
+
+ private:
+  std::atomic<std::uint64_t>* slot_ = nullptr;
+};
 
 // A new thread's buffer: a spare one when there is one (see kSpareBuffers),
 // else a new mapping whose pages are taken as the ring is first written.
 ThreadBuffer* make_thread_buffer(bool map_whole) {
   if (tls_releaser.exiting) return nullptr;
-  std::size_t capacity = buffer_settings().buffer_bytes.load(std::memory_order_relaxed);
   auto& registry = buffer_registry();
+  StartingSlot starting(registry);
+  std::uint64_t stamp = ticks();
+  std::size_t capacity = buffer_settings().buffer_bytes.load(std::memory_order_relaxed);
   ThreadBuffer* buffer;
   {
     std::lock_guard lock(registry.mutex);
@@ -124,21 +202,34 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     }
     buffer->capacity = capacity;
   }
-  // A spare one never went past this either (destroy_thread_buffer).
-  buffer->mapped_until = capacity <= kFaultedBytes ? ThreadBuffer::kAllMapped : kFaultedBytes;
+  // Not yet registered: the IO thread does not see it. A spare one has its
+  // first step ready still (destroy_thread_buffer), and preparing it again
+  // costs only the look.
+  buffer->ready_from = 0;
   if (map_whole) {
-    if (buffer->mapped_until != ThreadBuffer::kAllMapped)
-      populate(buffer->data + kFaultedBytes, static_cast<std::size_t>(capacity - kFaultedBytes));
-    buffer->mapped_until = ThreadBuffer::kAllMapped;
+    for_positions(*buffer, 0, capacity, prepare_pages);
+    publish_ready(*buffer, capacity);
     buffer->keep_mapped = true;
+  } else {
+    prepare_first_step(*buffer);
   }
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = thread_id();
   thread_name(buffer->name, sizeof buffer->name);
+  // The call's window, open at its stamp from the moment the IO thread can
+  // list the buffer. Without a slot, at zero until the stamp is taken: the
+  // IO thread that lists it holds everything for that moment.
+  buffer->last_ticks = stamp;
+  buffer->in_call_since.store(starting.held() ? stamp : 0, std::memory_order_relaxed);
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
     registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
+  }
+  if (!starting.held()) {
+    // An IO thread that listed the buffer before the stamp read its clock earlier.
+    buffer->last_ticks = ticks();
+    buffer->in_call_since.store(buffer->last_ticks, std::memory_order_relaxed);
   }
   tls_buffer = buffer;
   if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
@@ -152,8 +243,9 @@ ThreadBuffer* create_thread_buffer() { return make_thread_buffer(false); }
 ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
-  // A ring that grew past its faulted part holds memory worth giving back.
-  if (buffer->mapped_until - buffer->mapped_from <= kFaultedBytes) {
+  // A ring that grew past its first step holds memory worth giving back.
+  std::uint64_t ready = buffer->ready_until.load(std::memory_order_relaxed);
+  if (buffer->ready_from == 0 && ready != ThreadBuffer::kAllReady && ready <= kFirstReadyBytes) {
     auto& registry = buffer_registry();
     std::lock_guard lock(registry.mutex);
     if (registry.spares.size() < kSpareBuffers) {
@@ -170,32 +262,10 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
 // to get a core. The wake costs a syscall only when the IO thread sleeps;
 // the producer looks again after another eighth of the ring, in case the
 // IO thread went to sleep meanwhile without reaching these records.
-//
-// A ring's pages are mapped as its thread first reaches them: the first
-// kFaultedBytes page by page, then in steps that double, each mapped in one
-// call. A thread that logs a few records holds a few pages and its first
-// call costs a few microseconds; a busy thread takes a handful of such calls
-// on its first pass rather than a page fault every 4 KiB of it. A ring
-// given back while its thread was quiet starts over from where it is.
 bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   // While the IO thread discards the pages this call would write to (it
   // takes microseconds).
-  for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) {
-    if (spins < 64) {
-      spin_hint();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-  // Relaxed: giving_back's acquire above pairs with the release that ends
-  // a give-back, which the bump of given_back precedes.
-  if (std::uint32_t times = given_back.load(std::memory_order_relaxed); times != given_back_seen) {
-    given_back_seen = times;
-    // populate() and discard() round to pages themselves; this only starts
-    // the mapped range where the page of the next write does.
-    mapped_from = write_pos & ~(std::uint64_t{page_bytes()} - 1);
-    mapped_until = capacity <= kFaultedBytes ? kAllMapped : mapped_from + kFaultedBytes;
-  }
+  for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) wait_a_moment(spins);
   cached_read = consumed.load(std::memory_order_acquire);
   std::uint64_t fill = end - cached_read;
   std::uint64_t look_again;
@@ -205,27 +275,57 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   } else {
     look_again = cached_read + capacity / 4;
   }
-  if (mapped_until != kAllMapped) {
-    if (end > mapped_until) {
-      std::uint64_t page = page_bytes();
-      std::uint64_t want = std::max((end + page - 1) & ~(page - 1), mapped_from + 2 * (mapped_until - mapped_from));
-      std::uint64_t to = std::min(want, mapped_from + capacity);
-      map_positions(mapped_until, to);
-      mapped_until = to == mapped_from + capacity ? kAllMapped : to;
-    }
-    if (mapped_until != kAllMapped) look_again = std::min(look_again, mapped_until);
-  }
+  std::uint64_t ready = ready_until.load(std::memory_order_acquire);
+  if (ready != kAllReady && end > ready) ready = make_ready(end);
+  if (ready != kAllReady) look_again = std::min(look_again, ready);
   look_again_at.store(look_again, std::memory_order_relaxed);
   return fill <= capacity;
 }
 
-// The pages of the ring positions [from, to), to - from at most a whole ring.
-void ThreadBuffer::map_positions(std::uint64_t from, std::uint64_t to) noexcept {
-  std::uint64_t offset = from & (capacity - 1);
-  std::uint64_t bytes = to - from;
-  std::uint64_t first = std::min(bytes, capacity - offset);
-  populate(data + offset, static_cast<std::size_t>(first));
-  if (bytes > first) populate(data, static_cast<std::size_t>(bytes - first));
+// The thread got ahead of the IO thread's preparing (a fast thread's first
+// pass): it maps the next step itself, in one call, and leaves the pages to
+// be touched by its writes, a page at a time, rather than stop for all of
+// them at once.
+std::uint64_t ThreadBuffer::make_ready(std::uint64_t end) noexcept {
+  // The IO thread may be at it: it publishes each run of pages as it goes.
+  for (unsigned spins = 0; preparing.exchange(true, std::memory_order_acquire); ++spins) wait_a_moment(spins);
+  std::uint64_t ready = ready_until.load(std::memory_order_relaxed);
+  if (ready != kAllReady && end > ready) {
+    std::uint64_t to = next_ready_step(*this, ready, end);
+    for_positions(*this, ready, to, populate);
+    publish_ready(*this, to);
+    ready = ready_until.load(std::memory_order_relaxed);
+  }
+  preparing.store(false, std::memory_order_release);
+  return ready;
+}
+
+// On some virtual machines the first access to each page after the kernel
+// mapped it stops the thread for microseconds, with no page fault the guest
+// sees (about 4 us on the machines CI runs on); a ring's first pass then
+// stalls its thread once per page, in the middle of its calls. The IO
+// thread therefore takes that cost ahead of the thread: once the thread has
+// filled half of the run that is ready, the IO thread prepares the next
+// step. Its pages lie past ready_until, which the thread does not write
+// before it sees the new bound.
+void prepare_ahead(ThreadBuffer& b) noexcept {
+  if (b.abandoned.load(std::memory_order_relaxed)) return;
+  std::uint64_t committed = b.committed.load(std::memory_order_acquire);
+  // Not below `committed`: the thread made its pages ready before it wrote there.
+  std::uint64_t ready = b.ready_until.load(std::memory_order_acquire);
+  if (ready == ThreadBuffer::kAllReady || ready - committed > (ready - b.ready_from) / 2) return;
+  if (b.preparing.exchange(true, std::memory_order_acquire)) return;  // the thread is at it: next pass
+  ready = b.ready_until.load(std::memory_order_relaxed);
+  if (ready != ThreadBuffer::kAllReady) {
+    std::uint64_t to = next_ready_step(b, ready, committed);
+    while (ready < to) {
+      std::uint64_t run_end = std::min(to, ready + kPrepareRunBytes);
+      for_positions(b, ready, run_end, prepare_pages);
+      publish_ready(b, run_end);
+      ready = run_end;
+    }
+  }
+  b.preparing.store(false, std::memory_order_release);
 }
 
 // The producer touches its ring only inside a call's window, which opens
@@ -252,6 +352,11 @@ std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept {
     if (untouched && discard(b.data, static_cast<std::size_t>(b.capacity))) {
       b.given_back.fetch_add(1, std::memory_order_relaxed);
       b.given_back_at = ring.committed;
+      // The thread writes next at the committed position (it is drained and
+      // between calls), and takes the pages back from there; a first step
+      // is ready for it, as for a new thread.
+      b.ready_from = ring.committed & ~(std::uint64_t{page_bytes()} - 1);
+      prepare_first_step(b);
       ++given;
     }
     b.giving_back.store(false, std::memory_order_release);
@@ -359,7 +464,6 @@ void write_control(std::string_view args) noexcept {
   char* out = buffer->try_reserve(stride);
   if (out == nullptr) out = reserve_slow(*buffer, stride);
   if (out == nullptr) return;
-  buffer->begin_record();
   RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
   std::memcpy(out, &header, sizeof header);
   std::memcpy(out + kRingHeaderSize, args.data(), args.size());

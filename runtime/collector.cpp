@@ -425,6 +425,9 @@ std::size_t Collector::drain(std::uint64_t cutoff, std::uint64_t listed_at, Batc
 // other threads.
 void Collector::wait_for_calls_in_flight() {
   auto give_up = std::chrono::steady_clock::now() + 10ms;
+  // A thread's first call, its buffer being made, counts as one.
+  while (earliest_starting_call() != kNotInCall && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
   for (ThreadBuffer* b : buffers_) {
     std::uint64_t marker = b->in_call_since.load(std::memory_order_acquire);
     if (marker == kNotInCall) continue;
@@ -492,22 +495,30 @@ void Collector::run() {
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
     bool stopping = requests_.stop.load(std::memory_order_acquire);
     bool drain_all = stopping || flush_target > flush_handled_;
-    // Read before the list of buffers: a thread that registers after the
-    // list was read stamps its first record later than this, so the cutoff
-    // keeps the listed threads' newer records for a later pass, which lists
-    // that thread too. Read after the list, a preemption in between let them
-    // out first (milliseconds of them), and the new thread's record after.
+    // Read before the list of buffers, as the first calls under way are: a
+    // thread missing from the list stamps its first record later than this,
+    // or holds a starting slot read here, so the cutoff keeps the listed
+    // threads' newer records for a later pass, which lists that thread too.
+    // Read after the list, a preemption in between let them out first
+    // (milliseconds of them), and the new thread's record after.
     std::uint64_t now = ticks();
+    std::uint64_t starting = earliest_starting_call();
     refresh_buffers();
     if (!batch->calibration_changed && clock_.refresh(batch->calibration)) batch->calibration_changed = true;
-    if (drain_all) wait_for_calls_in_flight();
-    std::uint64_t cutoff = drain_all ? kNotInCall : now - window_ticks_;
+    if (drain_all) {
+      wait_for_calls_in_flight();
+      // First calls that began before the flush are listed now.
+      starting = earliest_starting_call();
+      refresh_buffers();
+    }
+    std::uint64_t cutoff = std::min(drain_all ? kNotInCall : now - window_ticks_, starting);
     std::size_t taken = drain(cutoff, now, batch);
     // A crash writes what the flight recorder holds: the records that lead up to it.
     if (drain_all && !flight_.empty() && requests_.crashing.load(std::memory_order_relaxed)) write_flight(batch);
     for (ThreadBuffer* b : buffers_) report_drops(*batch, *b, now);
     release_abandoned(*batch);
     release_idle_rings(std::chrono::steady_clock::now());
+    for (ThreadBuffer* b : buffers_) prepare_ahead(*b);
     if (drain_all) {
       batch->flush_sequence = flush_target;
       flush_handled_ = flush_target;

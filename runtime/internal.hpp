@@ -35,13 +35,22 @@ struct BufferRegistry {
   std::vector<ThreadBuffer*> buffers;
   std::atomic<std::uint64_t> generation{0};
   std::vector<ThreadBuffer*> spares;  // of exited threads, for new ones (buffers.cpp)
+  // Threads in their first call while their buffer is made, each with a
+  // lower bound of its record's stamp (kNotInCall: free). The IO thread
+  // holds later records back to the earliest, as it does for a listed
+  // buffer's in_call_since; a thread that finds none free stamps its record
+  // once its buffer is listed.
+  static constexpr std::size_t kStartingSlots = 16;
+  std::atomic<std::uint64_t> starting[kStartingSlots];
+  BufferRegistry() {
+    for (auto& slot : starting) slot.store(kNotInCall, std::memory_order_relaxed);
+  }
 };
 BufferRegistry& buffer_registry() noexcept;
 // Frees the buffer of an exited thread, or keeps it for a new thread.
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept;
-// A ring's first bytes, and the first bytes a ring writes after it was given
-// back, take their pages by page faults (buffers.cpp); a ring that wrote no
-// more than this holds no more.
+// A ring's first step of ready pages, when it is new and after it was given
+// back (buffers.cpp); a ring that wrote no more than this holds no more.
 inline constexpr std::uint64_t kFaultedRingBytes = std::uint64_t{16} << 10;
 // Rings of live threads that logged nothing for a while, each with the
 // commit position the IO thread saw when it found them drained.
@@ -54,9 +63,18 @@ struct QuietRing {
 // thread is not idle).
 // Returns how many it gave back. Only where fences_other_threads().
 std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept;
+// On the IO thread, each pass: prepares the next pages of a ring whose
+// thread has filled half of those ready, so that the thread does not stop
+// on them in its calls (buffers.cpp).
+void prepare_ahead(ThreadBuffer& buffer) noexcept;
 // A buffer with all of its ring mapped now, for terse::preallocate(): the
-// thread then takes no page fault in its calls either.
+// thread then takes no page fault in its calls either. Its window is open,
+// as create_thread_buffer()'s.
 ThreadBuffer* create_thread_buffer_mapped();
+// The earliest stamp a thread in its first call may give its record;
+// kNotInCall when none is. Read before the list of buffers (refresh), so
+// that a thread missing from the list is here.
+std::uint64_t earliest_starting_call() noexcept;
 
 // A control record (FORMAT.md §7) from the calling thread's buffer, whole
 // or not at all (a full buffer under Overflow::drop counts it as a drop).

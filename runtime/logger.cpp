@@ -304,11 +304,14 @@ void after_fork_in_child() {
   (void)g_logger.release();  // its threads are the parent's: never join or destroy it here
   renew_io_wakeup_after_fork();
   auto& registry = buffer_registry();
+  // Taken by the parent's threads in their first calls, which the child has not.
+  for (auto& slot : registry.starting) slot.store(kNotInCall, std::memory_order_relaxed);
   for (ThreadBuffer* b : registry.buffers) {
     // Records waiting in the copied buffers are the parent's to write.
     b->consumed.store(b->committed.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->cached_read = b->write_pos;
     b->giving_back.store(false, std::memory_order_relaxed);  // the parent's IO thread was at it
+    b->preparing.store(false, std::memory_order_relaxed);    // the same
     if (b != tls_buffer) b->abandoned.store(true, std::memory_order_relaxed);
   }
   registry.mutex.unlock();
@@ -422,7 +425,9 @@ void stop() {
 
 void preallocate() noexcept {
   using namespace detail;
-  if (tls_buffer == nullptr && buffer_settings().running.load(std::memory_order_acquire)) create_thread_buffer_mapped();
+  if (tls_buffer == nullptr && buffer_settings().running.load(std::memory_order_acquire)) {
+    if (ThreadBuffer* buffer = create_thread_buffer_mapped()) buffer->end_call();  // no record follows
+  }
 }
 
 void set_async(bool asynchronous) noexcept {

@@ -56,12 +56,13 @@ void wake_all(std::atomic<std::uint32_t>& word) noexcept;
 
 // The OS's page size, asked once: what populate() and discard() round to.
 std::size_t page_bytes() noexcept;
-// `bytes` of zeroed memory whose pages are present before the first write,
-// so that neither a thread's first pass through its ring nor the IO
-// threads' first batches stop on page faults; nullptr when there is none.
-// Asking the kernel for the pages in one call costs a fraction of touching
-// them one by one (a fault per page), which on some virtual machines costs
-// over 10 us each.
+// `bytes` of zeroed memory whose pages are present and touched before the
+// first write, so that the IO threads' first batches do not stop on page
+// faults; nullptr when there is none. Asking the kernel for the pages in one
+// call costs a fraction of faulting them one by one, which on some virtual
+// machines costs over 10 us each. On such machines the first access to a
+// page the kernel mapped costs microseconds more, which is why the pages are
+// touched too (prepare_pages).
 char* map_populated(std::size_t bytes) noexcept;
 void unmap_populated(char* memory, std::size_t bytes) noexcept;
 // `bytes` of zeroed memory whose pages are mapped as they are
@@ -72,6 +73,12 @@ char* map_lazy(std::size_t bytes) noexcept;
 // nothing where the kernel cannot (Linux before 5.14): the pages then fault
 // in as they are written.
 void populate(char* memory, std::size_t bytes) noexcept;
+// populate(), then an access to each page, so that the first writes there
+// cost what any other does: on some virtual machines (nested ones, where the
+// host builds its page tables as the guest first uses a mapping) the first
+// access to each page the kernel mapped stops the thread for microseconds,
+// with no page fault the guest sees. Whoever calls this pays that instead.
+void prepare_pages(char* memory, std::size_t bytes) noexcept;
 // Hands the whole pages inside [memory, memory + bytes) of map_lazy's memory
 // back to the system (never a byte outside it); they read as zeros, and
 // fault in again, when next touched. False where it cannot (the memory then

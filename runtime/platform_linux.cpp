@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -110,13 +111,30 @@ char* map_lazy(std::size_t bytes) noexcept { return map_populated(bytes); }
 
 void populate(char*, std::size_t) noexcept {}
 
+void prepare_pages(char*, std::size_t) noexcept {}  // set to zero already, every page touched
+
 bool discard(char*, std::size_t) noexcept { return false; }
 
 #else
 
+namespace {
+
+void touch_pages(const char* memory, std::size_t bytes) noexcept {
+  auto page_mask = static_cast<std::uintptr_t>(page_bytes()) - 1;
+  auto end = reinterpret_cast<std::uintptr_t>(memory) + bytes;
+  // A read is enough once the page is mapped for writing; it reads only
+  // bytes of the range, which the caller owns.
+  for (auto at = reinterpret_cast<std::uintptr_t>(memory); at < end; at = (at | page_mask) + 1)
+    (void)*reinterpret_cast<const volatile char*>(at);
+}
+
+}  // namespace
+
 char* map_populated(std::size_t bytes) noexcept {
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+  if (memory == MAP_FAILED) return nullptr;
+  touch_pages(static_cast<const char*>(memory), bytes);
+  return static_cast<char*>(memory);
 }
 
 void unmap_populated(char* memory, std::size_t bytes) noexcept {
@@ -138,6 +156,11 @@ void populate(char* memory, std::size_t bytes) noexcept {
   auto from = reinterpret_cast<std::uintptr_t>(memory) & ~(page - 1);
   auto to = reinterpret_cast<std::uintptr_t>(memory) + bytes;
   ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
+
+void prepare_pages(char* memory, std::size_t bytes) noexcept {
+  populate(memory, bytes);
+  touch_pages(memory, bytes);
 }
 
 bool discard(char* memory, std::size_t bytes) noexcept {

@@ -415,9 +415,11 @@ template <auto Tags, bool Prefixed = false, typename... Args, std::size_t... I>
 inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_sequence<I...>,
                      const Args&... args) noexcept {
   ThreadBuffer* buffer = tls_buffer;
+  bool first_call = false;
   if (__builtin_expect(buffer == nullptr, 0)) {
     buffer = create_thread_buffer();
     if (buffer == nullptr) return false;
+    first_call = true;
   }
   constexpr std::size_t count = sizeof...(Args);
   [[maybe_unused]] constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
@@ -469,7 +471,8 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
       }
       if (args_size > limit) {
         if constexpr (has_structured) eager->text.resize(eager_base);
-        return false;  // only a type whose fixed part alone overflows the buffer
+        buffer->end_call();  // a first call's window is open
+        return false;        // only a type whose fixed part alone overflows the buffer
       }
     }
   }
@@ -483,8 +486,8 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
       return false;
     }
   }
-  buffer->begin_record();
-  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), ticks()};
+  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size),
+                          __builtin_expect(first_call, 0) ? buffer->last_ticks : ticks()};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   if constexpr (Prefixed) {

@@ -77,3 +77,38 @@ TEST_CASE("a record decodes to a time between the wall clock before and after it
   CHECK(worst_early_ns <= kSlackNs);
   CHECK(worst_late_ns <= kSlackNs);
 }
+
+// A thread's first call makes its buffer (a mapping, its first pages, its
+// signal stack), which takes tens to hundreds of microseconds; its record
+// must carry the time the call began, as every later record does, not the
+// time the buffer was ready. Each thread here logs one record and ends.
+TEST_CASE("a thread's first record is stamped when its call begins, not once its buffer is made", "[clock]") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  const std::size_t count = static_cast<std::size_t>(scaled(16, 8));
+  std::vector<Call> calls(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    std::thread([&calls, t] {
+      calls[t].before_ns = system_ns();
+      TERSE_INFO("first call of thread {}", t);
+      calls[t].after_ns = system_ns();
+    }).join();
+  }
+  terse::stop();
+
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  REQUIRE(decoded.lines.size() == count);
+  // Stamped when the buffer is ready, a record lies near the end of its
+  // call, which the buffer's making fills: it must lie in the first half.
+  constexpr std::int64_t kSlackNs = 10'000;
+  for (const Line& line : decoded.lines) {
+    std::size_t t = std::stoul(line.message.substr(line.message.rfind(' ') + 1));
+    REQUIRE(t < count);
+    const Call& call = calls[t];
+    INFO("thread " << t << ": the call took " << call.after_ns - call.before_ns << " ns, its record is stamped "
+                   << line.unix_ns - call.before_ns << " ns after it began");
+    CHECK(line.unix_ns >= call.before_ns - kSlackNs);
+    CHECK(line.unix_ns - call.before_ns <= (call.after_ns - call.before_ns) / 2 + kSlackNs);
+  }
+}

@@ -27,9 +27,6 @@ constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
 }
 
 inline constexpr std::uint64_t kNotInCall = ~std::uint64_t{0};
-// In a call that has no timestamp yet (checking for room, mapping pages,
-// waiting): holds no record back, and keeps the ring's memory.
-inline constexpr std::uint64_t kInCallUntimed = kNotInCall - 1;
 
 // A single-producer single-consumer byte ring owned by one logging thread
 // and drained by the IO thread. The producer touches only its own cache
@@ -37,10 +34,10 @@ inline constexpr std::uint64_t kInCallUntimed = kNotInCall - 1;
 struct ThreadBuffer {
   // Producer side.
   alignas(64) std::atomic<std::uint64_t> committed{0};
-  // While a record is between its timestamp and its commit, a lower bound
-  // of that timestamp (the thread's previous one); kNotInCall otherwise.
-  // The IO thread writes nothing later than this bound until the record is
-  // committed, so a thread preempted mid-call cannot break time order.
+  // While a call is open, a lower bound of its record's timestamp (the
+  // thread's previous one); kNotInCall otherwise. The IO thread writes
+  // nothing later than this bound until the record is committed, so a
+  // thread preempted mid-call cannot break time order.
   std::atomic<std::uint64_t> in_call_since{kNotInCall};
   std::uint64_t last_ticks = 0;
   std::uint64_t write_pos = 0;
@@ -53,13 +50,6 @@ struct ThreadBuffer {
   std::atomic<std::uint64_t> look_again_at{0};
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
-  // The positions [mapped_from, mapped_until) have their pages mapped, and
-  // the ring's pages past them are mapped in steps as the thread first gets
-  // there (look_for_room); kAllMapped once the whole ring is.
-  static constexpr std::uint64_t kAllMapped = ~std::uint64_t{0};
-  std::uint64_t mapped_from = 0;
-  std::uint64_t mapped_until = 0;
-  std::uint32_t given_back_seen = 0;  // `given_back` when the producer last looked
   // Records the drop policy discarded, written by this thread alone and
   // reported into the log by the IO thread.
   std::atomic<std::uint64_t> dropped{0};
@@ -91,6 +81,19 @@ struct ThreadBuffer {
   // counts the times it did. A call that finds it set waits for it to clear.
   std::atomic<bool> giving_back{false};
   std::atomic<std::uint32_t> given_back{0};
+  // The positions [ready_from, ready_until) have their pages mapped and
+  // touched, so that writing there costs no fault (kAllReady once the whole
+  // ring has). The IO thread prepares the next pages ahead of the thread
+  // (prepare_ahead), in steps that double, so that a ring takes memory as its
+  // thread fills it; a thread that outruns it prepares them itself
+  // (look_for_room). Whoever holds `preparing` extends the run; ready_until
+  // is read by the producer without it (acquire: the pages are ready).
+  // ready_from is written by the IO thread alone, while the producer is kept
+  // out of its ring (give_back_rings), or before the ring is registered.
+  static constexpr std::uint64_t kAllReady = ~std::uint64_t{0};
+  std::atomic<std::uint64_t> ready_until{0};
+  std::uint64_t ready_from = 0;
+  std::atomic<bool> preparing{false};
   // terse::preallocate(): all of the ring stays mapped, quiet or not.
   bool keep_mapped = false;
   std::uint32_t index = 0;  // small number that names the thread in files
@@ -121,25 +124,25 @@ struct ThreadBuffer {
 
   // Out of line, as the fast path rarely gets here: re-reads the consumer
   // position, wakes a sleeping IO thread once the ring fills up, maps the
-  // ring's next pages on its first pass, and says whether the ring has room
-  // up to `end`.
+  // ring's next pages when the IO thread has not prepared them yet, and says
+  // whether the ring has room up to `end`.
   bool look_for_room(std::uint64_t end) noexcept;
-  void map_positions(std::uint64_t from, std::uint64_t to) noexcept;
+  // The ring's pages are ready up to `end` at least; returns ready_until.
+  std::uint64_t make_ready(std::uint64_t end) noexcept;
 
   // Opens a call's window, before its room check: the IO thread gives the
-  // ring's pages back only while no window is open. begin_record(), once the
-  // call has its room and is about to take its timestamp, also holds back
-  // what the IO thread writes to the thread's previous timestamp (not
-  // earlier: a call that finds no room, say a dropped one, holds nothing).
-  // commit() or end_call() closes the window.
+  // ring's pages back only while no window is open, and writes nothing later
+  // than the thread's previous timestamp, which bounds the one the call
+  // takes once it has room. commit() or end_call() closes the window; a
+  // call that waits for room closes it while it waits (reserve_slow), so
+  // that the other threads' records go on meanwhile.
   //
   // Opening is relaxed: the give-back orders it by its membarrier (see
   // try_reserve), and the collector's cutoff trails its clock by the
   // ordering window, far longer than a store takes to be seen; the marker
   // is for a thread preempted mid-call. end_call() is relaxed too: its call
   // wrote nothing to the ring (no room), so there is nothing to publish.
-  void begin_call() noexcept { in_call_since.store(kInCallUntimed, std::memory_order_relaxed); }
-  void begin_record() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
+  void begin_call() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
 
   // Release both: the record's bytes before its position, and the position
@@ -154,6 +157,13 @@ struct ThreadBuffer {
 constinit inline thread_local ThreadBuffer* tls_buffer = nullptr;
 
 // Slow paths, out of line so that each call site stays small.
+//
+// A thread's first call: its record is stamped as the call begins (the
+// buffer's last_ticks), not once the buffer is made, which takes tens to
+// hundreds of microseconds. The buffer comes back with the call's window
+// open at that stamp, so that the IO thread held back later records of
+// other threads all along: the caller goes on as after begin_call(), and
+// closes it with commit() or end_call().
 ThreadBuffer* create_thread_buffer();
 // Called when try_reserve failed: waits (block policy) or counts a drop
 // (drop policy, returns nullptr with the call's window closed).
