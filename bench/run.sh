@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the benchmark suite (Release, in its own build directory) and runs
-# all of it: micro-benchmarks, per-call latency, throughput with its four
-# scenarios, decoder speed, the console's rendering rate. Writes bench/results/results.md and
+# all of it: micro-benchmarks, per-call latency, bursts of 20, throughput with its four
+# scenarios, decoder speed, the console's rendering rate, and the A/B against a previous
+# build of terse (bench/ab.sh). Writes bench/results/results.md and
 # bench/results/latency.svg; the raw CSV stays in the build directory.
 #
 #   bench/run.sh
@@ -12,6 +13,10 @@
 #   TERSE_BENCH_CALLS     timed calls per producer in the latency harness (default 400000)
 #   TERSE_BENCH_REPS      repetitions for micro-benchmarks and decoder runs (default 3)
 #   TERSE_BENCH_DECODE_MILLIONS  canonical records the decoder reads, in millions (default 10)
+#   TERSE_BENCH_BURST_SAMPLES  bursts of 20 per logger in the latency harness (default 10000,
+#                         about 30 s a logger)
+#   TERSE_BENCH_AB_REF    the previous build for the A/B (default: bench/BASELINE's commit); its
+#                         build is cached in the build directory, so only the first run pays for it
 #
 # Installs nothing: it needs cmake, a C++20 compiler, gnuplot (Debian
 # gnuplot-nox) and the Debian packages libbenchmark-dev, libspdlog-dev,
@@ -24,6 +29,8 @@ millions=${TERSE_BENCH_MILLIONS:-2}
 calls=${TERSE_BENCH_CALLS:-400000}
 reps=${TERSE_BENCH_REPS:-3}
 decode_millions=${TERSE_BENCH_DECODE_MILLIONS:-10}
+burst_samples=${TERSE_BENCH_BURST_SAMPLES:-10000}
+ab_ref=${TERSE_BENCH_AB_REF:-}
 results=$root/bench/results
 raw=$build/bench-raw
 
@@ -55,6 +62,8 @@ echo "== micro-benchmarks (median of $reps)"
 
 echo "== latency"
 "$bin/terse_bench_latency" --calls "$calls" --csv "$raw/latency.csv"
+echo "== latency, bursts of 20 ($burst_samples per logger)"
+"$bin/terse_bench_latency" --mode burst20 --samples "$burst_samples" --csv "$raw/burst20.csv"
 echo "== latency, linked to libterse.so"
 "$bin/terse_bench_latency_shared" --calls "$calls" --csv "$raw/latency_shared.csv"
 
@@ -77,6 +86,15 @@ echo "== live records"
 
 echo "== console"
 "$bin/terse_bench_console" --cli "$build/terse" --millions "$millions" --reps "$reps" --csv "$raw/console.csv"
+
+# Last, and alone: a few minutes of single calls, bursts and throughput, A and B alternating.
+echo "== A/B against a previous build of terse (bench/ab.sh, $reps runs a side)"
+# A failed A/B (no git history, a REF that does not build) costs its section, not the report.
+if ! TERSE_BENCH_BUILD=$build "$root/bench/ab.sh" ${ab_ref:+--ref "$ab_ref"} --reps "$reps" --out "$raw/ab.md"; then
+  echo "bench/run.sh: the A/B failed (above); the report says so" >&2
+  # shellcheck disable=SC2016  # the backquotes are markdown
+  printf '## A/B against a previous build of terse\n\nNot run: `bench/ab.sh` failed; run it alone to see why.\n' >"$raw/ab.md"
+fi
 
 # ---- the report ---------------------------------------------------------------
 
@@ -128,6 +146,36 @@ if [ -n "$(git -C "$root" status --porcelain 2>/dev/null)" ]; then commit="$comm
       }
       print ""
     }' "$raw/latency.csv"
+
+  awk -F, -v samples="$burst_samples" '
+    /^burst20,/ { v[$3] = $0 }
+    function cell(line, k,   f) { split(line, f, ","); return f[k + 3] }
+    END {
+      split("p50,p90,p99,p99.9,p99.99,max", names, ",")
+      print "## Bursts of 20, ns per call"
+      print ""
+      print "The method of the third-party logger_benchmarks suite, whose tables other loggers publish:"
+      print "20 back-to-back calls timed together (`rdtscp` at both ends) and divided by 20, then a random"
+      print "1.7–4 ms busy wait; " samples " bursts, one pinned producer. The timing cost is shared among"
+      print "the 20 calls, so these figures sit below the single calls above."
+      print ""
+      print "| | terse | spdlog async | × | fprintf 40 KiB | × | fmt::format_to | × |"
+      print "|---|---:|---:|---:|---:|---:|---:|---:|"
+      for (k = 1; k <= 6; k++) {
+        t = cell(v["terse"], k)
+        row = "| " names[k] " | " sprintf("%.0f", t)
+        n = split("spdlog-async,fprintf-40k,fmt::format_to", others, ",")
+        for (o = 1; o <= n; o++) {
+          b = cell(v[others[o]], k)
+          row = row " | " sprintf("%.0f", b) " | " (t > 0 ? sprintf("%.1f", b / t) : "–")
+        }
+        print row " |"
+      }
+      print ""
+    }' "$raw/burst20.csv"
+
+  cat "$raw/ab.md"
+  echo
 
   awk -F, '
     /^latency,/ { v[$2, $3] = $0; if (!(($2) in seenp)) { seenp[$2] = 1; ps[++np] = $2 } }
