@@ -100,8 +100,12 @@ TEST_CASE("a thread's first record is stamped when its call begins, not once its
   REQUIRE(decoded.intact());
   REQUIRE(decoded.lines.size() == count);
   // Stamped when the buffer is ready, a record lies near the end of its
-  // call, which the buffer's making fills: it must lie in the first half.
+  // call, which the buffer's making fills: every thread's lies in the last
+  // tenth of it. Stamped at the call, it lies in the first half, unless the
+  // thread lost its CPU before it read the clock (a loaded two-core machine
+  // preempted one for 270 µs of a 300 µs call): most threads must show it.
   constexpr std::int64_t kSlackNs = 10'000;
+  std::size_t in_first_half = 0;
   for (const Line& line : decoded.lines) {
     std::size_t t = std::stoul(line.message.substr(line.message.rfind(' ') + 1));
     REQUIRE(t < count);
@@ -109,6 +113,9 @@ TEST_CASE("a thread's first record is stamped when its call begins, not once its
     INFO("thread " << t << ": the call took " << call.after_ns - call.before_ns << " ns, its record is stamped "
                    << line.unix_ns - call.before_ns << " ns after it began");
     CHECK(line.unix_ns >= call.before_ns - kSlackNs);
-    CHECK(line.unix_ns - call.before_ns <= (call.after_ns - call.before_ns) / 2 + kSlackNs);
+    CHECK(line.unix_ns <= call.after_ns + kSlackNs);
+    if (line.unix_ns - call.before_ns <= (call.after_ns - call.before_ns) / 2 + kSlackNs) ++in_first_half;
   }
+  INFO(in_first_half << " of " << count << " records are stamped in the first half of their call");
+  CHECK(in_first_half * 4 >= count * 3);
 }
