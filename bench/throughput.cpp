@@ -2,7 +2,7 @@
 // clock stopped when the logger's flush returns (every record in the file).
 // Reports records/s, bytes on disk per record, peak RSS and the CPU time
 // of the logger's own threads per million records, for terse and its
-// baselines, then the four scenarios of kScenarios.
+// baselines, then the scenarios of kScenarios.
 //
 //   terse_bench_throughput [--millions X] [--csv FILE] [--keep-terse DIR]
 //
@@ -20,6 +20,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,7 +32,7 @@
 
 namespace {
 
-enum class Mix { short_only, long_only, two_thirds_short };
+enum class Mix { short_only, long_only, two_thirds_short, two_thirds_json };
 
 struct Scenario {
   const char* run;  // the name reported
@@ -49,9 +50,49 @@ constexpr Scenario kScenarios[] = {
     {"8 threads short", 8, Mix::short_only, 1.0, true},
     {"4 threads 4 KiB", 4, Mix::long_only, 1.0 / 32, true},
     {"1 thread 2/3 short 1/3 4 KiB", 1, Mix::two_thirds_short, 1.0 / 16, true},
+    {"1 thread 1/3 4 KiB JSON", 1, Mix::two_thirds_json, 1.0 / 16, true},
 };
 
 constexpr std::size_t kLongBytes = 4096;
+constexpr std::size_t kJsonVariants = 64;
+
+// Payloads as services log them: JSON documents of about 4 KiB, 64 of them
+// with different ids, names and amounts, each with a sequence number that
+// every record changes, so that no record repeats one before it (a repeated
+// string is interned and costs nothing). Each producer thread has its own.
+class JsonPayloads {
+ public:
+  JsonPayloads() {
+    std::mt19937_64 random(20261204);
+    auto pick = [&](std::uint64_t n) { return random() % n; };
+    const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+                           "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"};
+    for (std::size_t v = 0; v < kJsonVariants; ++v) {
+      std::string doc = fmt::format(R"({{"seq":"{:010}","order":"ord-{:08x}","customer":{{"id":{},"name":"{} {}","tier":"{}"}},"items":[)",
+                                    0, pick(1u << 31), pick(1000000), words[pick(16)], words[pick(16)],
+                                    words[pick(16)]);
+      for (int item = 0; doc.size() < kLongBytes - 200; ++item) {
+        doc += fmt::format(R"({}{{"sku":"{}-{:05}","qty":{},"price":{}.{:02},"warehouse":"{}","note":"{} {} {}"}})",
+                           item == 0 ? "" : ",", words[pick(16)], pick(100000), 1 + pick(20), pick(500), pick(100),
+                           words[pick(16)], words[pick(16)], words[pick(16)], words[pick(16)]);
+      }
+      doc += fmt::format(R"(],"total":{}.{:02},"currency":"EUR","status":"{}"}})", pick(100000), pick(100),
+                         words[pick(16)]);
+      variants_.push_back(std::move(doc));
+    }
+  }
+  // Variant n % 64, with n as its sequence number.
+  std::string_view next(std::uint64_t n) {
+    std::string& doc = variants_[n % kJsonVariants];
+    char* digits = doc.data() + kSeqAt;
+    for (int i = 9; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
+    return doc;
+  }
+
+ private:
+  static constexpr std::size_t kSeqAt = 8;  // after {"seq":"
+  std::vector<std::string> variants_;
+};
 constexpr int kPinnedRuns = 5;
 constexpr unsigned kSampleMask = 15;
 
@@ -73,9 +114,12 @@ void produce(Logger& logger, const Scenario& scenario, std::uint64_t first, std:
              const std::string& text, bench::StartLine& start_line, std::vector<std::uint32_t>& samples) {
   if (cpu >= 0) bench::pin_to_cpu(cpu);
   if (scenario.sample) samples.reserve(count / (kSampleMask + 1) + 1);
+  JsonPayloads json;
   auto one = [&](std::uint64_t n) {
-    bool is_long = scenario.mix == Mix::long_only || (scenario.mix == Mix::two_thirds_short && n % 3 == 2);
-    if (is_long)
+    bool is_long = scenario.mix == Mix::long_only || (scenario.mix != Mix::short_only && n % 3 == 2);
+    if (is_long && scenario.mix == Mix::two_thirds_json)
+      logger.log_text(json.next(n));
+    else if (is_long)
       logger.log_text(text);
     else
       logger.log_short(bench::short_args(n));

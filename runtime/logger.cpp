@@ -253,6 +253,10 @@ void validate(const Config& config) {
   if (config.compression_level < -7 || config.compression_level > ZSTD_maxCLevel())
     throw Error("terse: Config::compression_level must be -7 to " + std::to_string(ZSTD_maxCLevel()) + ", not " +
                 std::to_string(config.compression_level));
+  if (config.fastest_compression_level < -7 || config.fastest_compression_level > ZSTD_maxCLevel() ||
+      config.fastest_compression_level == 0)
+    throw Error("terse: Config::fastest_compression_level must be -7 to -1 or 1 to " +
+                std::to_string(ZSTD_maxCLevel()) + ", not " + std::to_string(config.fastest_compression_level));
   if (static_cast<int>(config.level) > static_cast<int>(Level::off))
     throw Error("terse: Config::level is not a valid level");
   if (config.file_mode > 07777) throw Error("terse: Config::file_mode is not a permission mode");

@@ -59,6 +59,7 @@ void Counters::add_to(Stats& s) const {
   s.files_removed = files_removed.load(std::memory_order_relaxed);
   s.write_errors = write_errors.load(std::memory_order_relaxed);
   s.syncs = syncs.load(std::memory_order_relaxed);
+  s.batches_compressed_faster = batches_compressed_faster.load(std::memory_order_relaxed);
   s.records_dropped = dropped_released.load(std::memory_order_relaxed);
   s.flight_recorded = flight_recorded.load(std::memory_order_relaxed);
   s.flight_written = flight_written.load(std::memory_order_relaxed);
@@ -138,6 +139,7 @@ BatchQueue::Work BatchQueue::wait_for_work(const std::chrono::steady_clock::time
   if (!full_.empty()) {
     work.batch = full_.front();
     full_.pop_front();
+    for (const Batch* waiting : full_) work.bytes_behind += waiting->records.size();
   }
   work.sync_target = sync_requested_;
   work.durable_wanted = work.sync_target > sync_completed_;

@@ -99,6 +99,7 @@ struct Counters {
   std::atomic<std::uint64_t> files_removed{0};
   std::atomic<std::uint64_t> write_errors{0};
   std::atomic<std::uint64_t> syncs{0};
+  std::atomic<std::uint64_t> batches_compressed_faster{0};
   std::atomic<std::uint64_t> dropped_released{0};  // drops of threads whose buffers are gone
   std::atomic<std::uint64_t> flight_recorded{0};
   std::atomic<std::uint64_t> flight_written{0};
@@ -131,6 +132,7 @@ class BatchQueue {
     Batch* batch = nullptr;         // the next full batch, if any
     std::uint64_t sync_target = 0;  // durable flushes asked for so far
     bool durable_wanted = false;    // some of them are not done yet
+    std::size_t bytes_behind = 0;   // the records of the full batches still waiting after it
   };
   // Waits for a full batch or a durable flush; with a deadline, no longer
   // than that (an interval sync is due then).

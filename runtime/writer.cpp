@@ -37,7 +37,8 @@ Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue&
       view_(view),
       files_enabled_(!config.directory.empty()),
       files_(file_rules(config)),
-      calibration_written_(calibration) {}
+      calibration_written_(calibration),
+      level_(config.compression_level) {}
 
 Writer::~Writer() {
   if (fd_ >= 0) ::close(fd_);
@@ -62,6 +63,9 @@ void Writer::run() {
     if (!held_.empty() && (deadline == nullptr || held_deadline < *deadline)) deadline = &held_deadline;
     BatchQueue::Work work = queue_.wait_for_work(deadline);
     if (work.batch != nullptr) {
+      adapt_level(work.bytes_behind);
+      if (level_ != config_.compression_level && work.batch->record_count > 0)
+        counters_.batches_compressed_faster.fetch_add(1, std::memory_order_relaxed);
       absorb(*work.batch);
       // Before the file: a disk that fails or fills up does not hold up the console.
       if (view_) view_->offer(*work.batch);
@@ -81,6 +85,33 @@ void Writer::run() {
     if (last) return;
   }
 }
+
+// A step is a zstd level a good deal faster than the one before (zstd's
+// levels 2 to 0 differ little in speed, so 1 is the first step down from
+// above it), one step per batch: a burst that the next batch or two clear
+// keeps the configured level. Back up one step every few batches caught up,
+// so that the level settles where the writer keeps pace.
+void Writer::adapt_level(std::size_t bytes_behind) {
+  constexpr std::size_t kBehindBytes = 2 * kBatchTargetBytes;
+  constexpr int kCaughtUpBatches = 4;
+  const int slowest = config_.compression_level;
+  const int fastest = std::min(config_.fastest_compression_level, slowest);
+  if (slowest == 0) return;  // uncompressed: nothing to trade
+  if (bytes_behind > kBehindBytes) {
+    batches_caught_up_ = 0;
+    int next = level_ > 1 ? 1 : level_ == 1 ? -1 : level_ - 2;
+    level_ = std::max(next, fastest);
+    return;
+  }
+  if (bytes_behind > 0 || level_ == slowest || ++batches_caught_up_ < kCaughtUpBatches) return;
+  batches_caught_up_ = 0;
+  int next = level_ >= 1 ? slowest : level_ + 2 >= 0 ? 1 : level_ + 2;
+  level_ = std::min(next, slowest);
+}
+
+// The level for records frames: none while crashing, which depends on as
+// little as it can.
+int Writer::level() const { return requests_.crashing.load(std::memory_order_relaxed) ? 0 : level_; }
 
 bool Writer::sync_due() const {
   if (unsynced_bytes_ == 0) return false;
@@ -128,7 +159,7 @@ bool Writer::write_batch(const Batch& batch) {
     fresh = true;
   }
   out_.clear();
-  int level = requests_.crashing.load(std::memory_order_relaxed) ? 0 : config_.compression_level;
+  int level = this->level();
   // After a failed write the dictionary entries of lost batches are missing
   // from the file: repeat all of them (readers take the latest).
   bool whole_dictionary = replay_dictionary_ && !fresh;
@@ -198,8 +229,7 @@ void Writer::append_batch_records(const Batch& batch, std::string_view records, 
 // The held records alone, in their frame: a deadline passed, or the file ends.
 bool Writer::write_held() {
   out_.clear();
-  int level = requests_.crashing.load(std::memory_order_relaxed) ? 0 : config_.compression_level;
-  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level);
+  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level());
   if (!append_to_file(out_)) return false;
   held_.clear();
   return true;

@@ -55,6 +55,8 @@ class Writer {
   void count_lost(const Batch& batch);
   void write_recovered();
   bool sync_due() const;
+  void adapt_level(std::size_t bytes_behind);
+  int level() const;
   void sync_file();
   bool open_file(bool throw_on_error);
   bool write_file_start();
@@ -95,6 +97,10 @@ class Writer {
   // one frame with the batches after them (see holds_back()), and since when.
   RecordsJoin held_;
   std::chrono::steady_clock::time_point held_since_{};
+  // Config::fastest_compression_level: the level records are compressed at
+  // now, and how many batches in a row found the writer caught up.
+  int level_;
+  int batches_caught_up_ = 0;
 };
 
 }  // namespace terse::detail

@@ -129,6 +129,13 @@ struct Config {
   std::size_t max_files = 0;
   std::uint64_t max_total_bytes = 0;
   int compression_level = 1;  // zstd level, -7 (fastest) to 22; 0 writes frames uncompressed
+  // While the writer falls behind (more than two full batches, 2 MiB of
+  // records, wait for it: long strings that do not repeat, a slow disk),
+  // it compresses at faster levels, one step per batch, down to this one
+  // (zstd's negative levels: some 2× the speed of level 1 for some 1.5× the
+  // bytes); once it has caught up it steps back to compression_level.
+  // Equal to compression_level: the level never changes.
+  int fastest_compression_level = -5;
   // How long the IO thread holds records back so that records of different
   // threads come out in time order: it covers timestamp skew between cores
   // and the moment a store takes to become visible, both well under a
@@ -273,6 +280,9 @@ struct Stats {
   std::uint64_t files_removed = 0;  // by retention
   std::uint64_t write_errors = 0;
   std::uint64_t syncs = 0;              // fdatasync calls
+  // Batches (about 1 MiB of records each) compressed at a faster level than
+  // Config::compression_level because the writer was behind.
+  std::uint64_t batches_compressed_faster = 0;
   std::chrono::nanoseconds io_busy{0};  // CPU time of the IO threads
   // Console and callback (Config::console, Config::on_record).
   std::uint64_t console_records = 0;      // lines handed to the console

@@ -1,0 +1,103 @@
+// Config::fastest_compression_level: a writer that falls behind compresses
+// at faster levels and steps back once it has caught up; every record
+// decodes as logged whatever level its frame was compressed at.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace terse::test;
+
+namespace {
+
+// Long strings that never repeat, so interning cannot take them out of the
+// writer's way: each is as compressible as text, and none is a copy.
+std::vector<std::string> distinct_texts(std::size_t count, std::size_t length) {
+  std::mt19937 random(7);
+  const std::string words[] = {"order ", "shipped ", "warehouse ", "customer ", "pending ", "42 ", "refund ", "eu "};
+  std::vector<std::string> texts(count);
+  for (auto& text : texts) {
+    while (text.size() < length) text += words[random() % 8];
+    text.resize(length);
+  }
+  return texts;
+}
+
+// Records that each end a batch of their own, with the writer idle: the
+// writer is caught up at each.
+void log_caught_up_batches(int count) {
+  for (int k = 0; k < count; ++k) {
+    TERSE_INFO("quiet {}", k);
+    terse::flush();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a writer behind compresses faster, steps back once caught up, and every record decodes") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  // zstd's level 19 compresses a few MB/s: the writer falls behind at once.
+  config.compression_level = 19;
+  config.fastest_compression_level = -5;
+  terse::start(config);
+  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(4096, 2048)), 4000);
+  for (const auto& text : texts) TERSE_INFO("payload {}", text);
+  terse::flush();
+  std::uint64_t behind = terse::stats().batches_compressed_faster;
+  INFO(behind << " batches compressed faster than level 19");
+  CHECK(behind > 0);
+  // A step up every 4 batches caught up, from -5 to 19 in four steps.
+  log_caught_up_batches(20);
+  std::uint64_t settled = terse::stats().batches_compressed_faster;
+  log_caught_up_batches(5);
+  CHECK(terse::stats().batches_compressed_faster == settled);
+  terse::stop();
+
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  REQUIRE(decoded.lines.size() == texts.size() + 25);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(decoded.lines[i].message == "payload " + texts[i]);
+  }
+}
+
+TEST_CASE("with fastest_compression_level at compression_level the level never changes") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.compression_level = 9;
+  config.fastest_compression_level = 9;
+  terse::start(config);
+  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(2048, 1024)), 4000);
+  for (const auto& text : texts) TERSE_INFO("payload {}", text);
+  terse::flush();
+  CHECK(terse::stats().batches_compressed_faster == 0);
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  CHECK(decoded.lines.size() == texts.size());
+}
+
+TEST_CASE("uncompressed stays uncompressed, and a fastest level out of range is refused at start") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.compression_level = 0;
+  terse::start(config);
+  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(2048, 1024)), 4000);
+  for (const auto& text : texts) TERSE_INFO("payload {}", text);
+  terse::flush();
+  CHECK(terse::stats().batches_compressed_faster == 0);
+  terse::stop();
+
+  for (int bad : {0, -8, 23}) {
+    auto wrong = test_config(dir.path());
+    wrong.fastest_compression_level = bad;
+    INFO("fastest_compression_level " << bad);
+    CHECK_THROWS_WITH(terse::start(wrong), Catch::Contains("fastest_compression_level"));
+  }
+}
