@@ -62,6 +62,19 @@ class TerseLogger {
   }
 };
 
+// terse with its compression level fixed (Config::fastest_compression_level
+// at compression_level): what the adaptive level gains where the writer is
+// behind.
+class TerseFixedLevelLogger : public TerseLogger {
+ public:
+  const char* name() const { return "terse fixed level"; }
+  void start(const std::string& dir) {
+    terse::Config config = config_for(dir);
+    config.fastest_compression_level = config.compression_level;
+    terse::start(config);
+  }
+};
+
 // terse with its own threads pinned (Config::cpus) to the first CPU the
 // process may use, as low-latency users run it; the harnesses put a single
 // producer on the last one.

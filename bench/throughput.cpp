@@ -208,6 +208,9 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   if (logger_name == "terse") {
     bench::TerseLogger logger;
     result = run(logger, *scenario, records, dir);
+  } else if (logger_name == "terse-fixed-level") {
+    bench::TerseFixedLevelLogger logger;
+    result = run(logger, *scenario, records, dir);
   } else if (logger_name == "terse-pinned") {
     bench::TersePinnedLogger logger;
     result = run(logger, *scenario, records, dir);
@@ -283,8 +286,10 @@ int main(int argc, char** argv) {
     jobs.push_back({logger, &kCanonical});
   // Steady or not: the same run several times, terse's threads on a CPU of their own.
   for (int k = 0; k < kPinnedRuns; ++k) jobs.push_back({"terse-pinned", &kCanonical});
-  for (const auto& s : kScenarios)
+  for (const auto& s : kScenarios) {
     for (const char* logger : {"terse", "spdlog-async", "fprintf-40k"}) jobs.push_back({logger, &s});
+    if (s.mix == Mix::two_thirds_json) jobs.push_back({"terse-fixed-level", &s});
+  }
 
   std::FILE* csv = nullptr;
   if (!csv_path.empty() && (csv = std::fopen(csv_path.c_str(), "w")) == nullptr) {
