@@ -65,12 +65,12 @@ class JsonPayloads {
   JsonPayloads() {
     std::mt19937_64 random(20261204);
     auto pick = [&](std::uint64_t n) { return random() % n; };
-    const char* words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
-                           "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"};
+    const char* words[] = {"alpha", "bravo",  "charlie", "delta", "echo", "foxtrot",  "golf",  "hotel",
+                           "india", "juliet", "kilo",    "lima",  "mike", "november", "oscar", "papa"};
     for (std::size_t v = 0; v < kJsonVariants; ++v) {
-      std::string doc = fmt::format(R"({{"seq":"{:010}","order":"ord-{:08x}","customer":{{"id":{},"name":"{} {}","tier":"{}"}},"items":[)",
-                                    0, pick(1u << 31), pick(1000000), words[pick(16)], words[pick(16)],
-                                    words[pick(16)]);
+      std::string doc = fmt::format(
+          R"({{"seq":"{:010}","order":"ord-{:08x}","customer":{{"id":{},"name":"{} {}","tier":"{}"}},"items":[)", 0,
+          pick(1u << 31), pick(1000000), words[pick(16)], words[pick(16)], words[pick(16)]);
       for (int item = 0; doc.size() < kLongBytes - 200; ++item) {
         doc += fmt::format(R"({}{{"sku":"{}-{:05}","qty":{},"price":{}.{:02},"warehouse":"{}","note":"{} {} {}"}})",
                            item == 0 ? "" : ",", words[pick(16)], pick(100000), 1 + pick(20), pick(500), pick(100),

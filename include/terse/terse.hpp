@@ -279,7 +279,7 @@ struct Stats {
   std::uint64_t files_opened = 0;
   std::uint64_t files_removed = 0;  // by retention
   std::uint64_t write_errors = 0;
-  std::uint64_t syncs = 0;              // fdatasync calls
+  std::uint64_t syncs = 0;  // fdatasync calls
   // Batches (about 1 MiB of records each) compressed at a faster level than
   // Config::compression_level because the writer was behind.
   std::uint64_t batches_compressed_faster = 0;
