@@ -63,9 +63,9 @@ void Writer::run() {
     if (!held_.empty() && (deadline == nullptr || held_deadline < *deadline)) deadline = &held_deadline;
     BatchQueue::Work work = queue_.wait_for_work(deadline);
     if (work.batch != nullptr) {
-      adapt_level(work.bytes_behind);
       if (level_ != config_.compression_level && work.batch->record_count > 0)
         counters_.batches_compressed_faster.fetch_add(1, std::memory_order_relaxed);
+      records_to_compress_ = work.batch->records.size();
       absorb(*work.batch);
       // Before the file: a disk that fails or fills up does not hold up the console.
       if (view_) view_->offer(*work.batch);
@@ -73,6 +73,7 @@ void Writer::run() {
       if (written && failing_) write_recovered();
       // From the next file on (FORMAT.md §7.3); written or lost, the batch is behind us.
       if (work.batch->contexts_changed) open_contexts_ = work.batch->contexts;
+      adapt_level(work.bytes_behind, *work.batch);
     }
     // A write error leaves them held; the next batch or deadline tries again.
     if (!held_.empty() && (work.durable_wanted || std::chrono::steady_clock::now() >= held_since_ + kHoldLimit) &&
@@ -90,8 +91,11 @@ void Writer::run() {
 // levels 2 to 0 differ little in speed, so 1 is the first step down from
 // above it), one step per batch: a burst that the next batch or two clear
 // keeps the configured level. Back up one step every few batches caught up,
-// so that the level settles where the writer keeps pace.
-void Writer::adapt_level(std::size_t bytes_behind) {
+// so that the level settles where the writer keeps pace. A batch that
+// interning shrank to under half left zstd little to do: the writer is
+// behind for other reasons, and a faster level would only cost bytes (with
+// 4 KiB texts that repeat, it cost a third of the records per second too).
+void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
   constexpr std::size_t kBehindBytes = 2 * kBatchTargetBytes;
   constexpr int kCaughtUpBatches = 4;
   const int slowest = config_.compression_level;
@@ -99,6 +103,7 @@ void Writer::adapt_level(std::size_t bytes_behind) {
   if (slowest == 0) return;  // uncompressed: nothing to trade
   if (bytes_behind > kBehindBytes) {
     batches_caught_up_ = 0;
+    if (records_to_compress_ * 2 < batch.records.size()) return;
     int next = level_ > 1 ? 1 : level_ == 1 ? -1 : level_ - 2;
     level_ = std::max(next, fastest);
     return;
@@ -172,6 +177,7 @@ bool Writer::write_batch(const Batch& batch) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
   std::string_view records = intern_strings(batch, level);
+  records_to_compress_ = records.size();
   bool hold = false;
   bool was_holding = !held_.empty();
   if (batch.record_count > 0) append_batch_records(batch, records, level, hold);

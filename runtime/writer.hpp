@@ -55,7 +55,7 @@ class Writer {
   void count_lost(const Batch& batch);
   void write_recovered();
   bool sync_due() const;
-  void adapt_level(std::size_t bytes_behind);
+  void adapt_level(std::size_t bytes_behind, const Batch& batch);
   int level() const;
   void sync_file();
   bool open_file(bool throw_on_error);
@@ -101,6 +101,7 @@ class Writer {
   // now, and how many batches in a row found the writer caught up.
   int level_;
   int batches_caught_up_ = 0;
+  std::size_t records_to_compress_ = 0;  // the last batch's records as interning left them
 };
 
 }  // namespace terse::detail

@@ -129,12 +129,12 @@ struct Config {
   std::size_t max_files = 0;
   std::uint64_t max_total_bytes = 0;
   int compression_level = 1;  // zstd level, -7 (fastest) to 22; 0 writes frames uncompressed
-  // While the writer falls behind (more than two full batches, 2 MiB of
-  // records, wait for it: long strings that do not repeat, a slow disk),
-  // it compresses at faster levels, one step per batch, down to this one
-  // (zstd's negative levels: some 2× the speed of level 1 for some 1.5× the
-  // bytes); once it has caught up it steps back to compression_level.
-  // Equal to compression_level: the level never changes.
+  // While the writer falls behind on compressing (more than two full
+  // batches, 2 MiB of records, wait for it, and interning left most of a
+  // batch to compress: long strings that do not repeat), it compresses at
+  // faster levels, one step per batch, down to this one (zstd's negative
+  // levels: faster for more bytes); once it has caught up it steps back to
+  // compression_level. Equal to compression_level: the level never changes.
   int fastest_compression_level = -5;
   // How long the IO thread holds records back so that records of different
   // threads come out in time order: it covers timestamp skew between cores
