@@ -9,7 +9,7 @@
 #
 #   bench/ab.sh [--ref REF] [--reps N] [--quick] [--scenarios LIST] [--out FILE]
 #
-#   --ref REF         any commit (default: the one named in bench/BASELINE); HEAD compares
+#   --ref REF         any commit (default: the first one bench/BASELINE names); HEAD compares
 #                     the working tree, uncommitted changes included, with its last commit
 #   --reps N          processes per side and scenario (default 3: the VMs this runs on are
 #                     noisy, and three are the fewest whose median ignores one bad run)

@@ -15,8 +15,9 @@
 #   TERSE_BENCH_DECODE_MILLIONS  canonical records the decoder reads, in millions (default 10)
 #   TERSE_BENCH_BURST_SAMPLES  bursts of 20 per logger in the latency harness (default 10000,
 #                         about 30 s a logger)
-#   TERSE_BENCH_AB_REF    the previous build for the A/B (default: bench/BASELINE's commit); its
-#                         build is cached in the build directory, so only the first run pays for it
+#   TERSE_BENCH_AB_REF    the previous builds for the A/B, space-separated (default: the commits
+#                         bench/BASELINE lists), one A/B table each; their builds are cached in
+#                         the build directory, so only the first run pays for them
 #
 # Installs nothing: it needs cmake, a C++20 compiler, gnuplot (Debian
 # gnuplot-nox) and the Debian packages libbenchmark-dev, libspdlog-dev,
@@ -88,13 +89,22 @@ echo "== console"
 "$bin/terse_bench_console" --cli "$build/terse" --millions "$millions" --reps "$reps" --csv "$raw/console.csv"
 
 # Last, and alone: a few minutes of single calls, bursts and throughput, A and B alternating.
-echo "== A/B against a previous build of terse (bench/ab.sh, $reps runs a side)"
-# A failed A/B (no git history, a REF that does not build) costs its section, not the report.
-if ! TERSE_BENCH_BUILD=$build "$root/bench/ab.sh" ${ab_ref:+--ref "$ab_ref"} --reps "$reps" --out "$raw/ab.md"; then
-  echo "bench/run.sh: the A/B failed (above); the report says so" >&2
-  # shellcheck disable=SC2016  # the backquotes are markdown
-  printf '## A/B against a previous build of terse\n\nNot run: `bench/ab.sh` failed; run it alone to see why.\n' >"$raw/ab.md"
+if [[ -z $ab_ref && -f $root/bench/BASELINE ]]; then
+  ab_ref=$(awk '!/^[[:space:]]*(#|$)/ { printf "%s ", $1 }' "$root/bench/BASELINE")
 fi
+: >"$raw/ab.md"
+for ref in ${ab_ref:-HEAD}; do
+  echo "== A/B against $ref (bench/ab.sh, $reps runs a side)"
+  # A failed A/B (no git history, a REF that does not build) costs its section, not the report.
+  if ! TERSE_BENCH_BUILD=$build "$root/bench/ab.sh" --ref "$ref" --reps "$reps" --out "$raw/ab-one.md"; then
+    echo "bench/run.sh: the A/B against $ref failed (above); the report says so" >&2
+    # shellcheck disable=SC2016  # the backquotes are markdown
+    printf '## A/B against %s\n\nNot run: `bench/ab.sh --ref %s` failed; run it alone to see why.\n' "$ref" "$ref" \
+      >"$raw/ab-one.md"
+  fi
+  cat "$raw/ab-one.md" >>"$raw/ab.md"
+  echo >>"$raw/ab.md"
+done
 
 # ---- the report ---------------------------------------------------------------
 
