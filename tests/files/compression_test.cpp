@@ -27,6 +27,19 @@ std::vector<std::string> distinct_texts(std::size_t count, std::size_t length) {
   return texts;
 }
 
+// Starts the logger at `level` .. `fastest`, logs `count` distinct 4000-byte
+// texts flat out and waits for them all to be written; returns the texts.
+std::vector<std::string> log_distinct_texts(const TempDir& dir, int level, int fastest, std::size_t count) {
+  auto config = test_config(dir.path());
+  config.compression_level = level;
+  config.fastest_compression_level = fastest;
+  terse::start(config);
+  std::vector<std::string> texts = distinct_texts(count, 4000);
+  for (const auto& text : texts) TERSE_INFO("payload {}", text);
+  terse::flush();
+  return texts;
+}
+
 // Records that each end a batch of their own, with the writer idle: the
 // writer is caught up at each.
 void log_caught_up_batches(int count) {
@@ -40,14 +53,8 @@ void log_caught_up_batches(int count) {
 
 TEST_CASE("a writer behind compresses faster, steps back once caught up, and every record decodes") {
   TempDir dir;
-  auto config = test_config(dir.path());
   // zstd's level 19 compresses a few MB/s: the writer falls behind at once.
-  config.compression_level = 19;
-  config.fastest_compression_level = -5;
-  terse::start(config);
-  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(4096, 2048)), 4000);
-  for (const auto& text : texts) TERSE_INFO("payload {}", text);
-  terse::flush();
+  const std::vector<std::string> texts = log_distinct_texts(dir, 19, -5, static_cast<std::size_t>(scaled(4096, 2048)));
   std::uint64_t behind = terse::stats().batches_compressed_faster;
   INFO(behind << " batches compressed faster than level 19");
   CHECK(behind > 0);
@@ -69,13 +76,7 @@ TEST_CASE("a writer behind compresses faster, steps back once caught up, and eve
 
 TEST_CASE("with fastest_compression_level at compression_level the level never changes") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.compression_level = 9;
-  config.fastest_compression_level = 9;
-  terse::start(config);
-  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(2048, 1024)), 4000);
-  for (const auto& text : texts) TERSE_INFO("payload {}", text);
-  terse::flush();
+  const std::vector<std::string> texts = log_distinct_texts(dir, 9, 9, static_cast<std::size_t>(scaled(2048, 1024)));
   CHECK(terse::stats().batches_compressed_faster == 0);
   terse::stop();
   Decoded decoded = decode_dir(dir.path());
@@ -85,12 +86,7 @@ TEST_CASE("with fastest_compression_level at compression_level the level never c
 
 TEST_CASE("uncompressed stays uncompressed, and a fastest level out of range is refused at start") {
   TempDir dir;
-  auto config = test_config(dir.path());
-  config.compression_level = 0;
-  terse::start(config);
-  const std::vector<std::string> texts = distinct_texts(static_cast<std::size_t>(scaled(2048, 1024)), 4000);
-  for (const auto& text : texts) TERSE_INFO("payload {}", text);
-  terse::flush();
+  log_distinct_texts(dir, 0, -5, static_cast<std::size_t>(scaled(1024, 512)));
   CHECK(terse::stats().batches_compressed_faster == 0);
   terse::stop();
 
