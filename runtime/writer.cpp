@@ -100,7 +100,7 @@ void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
   constexpr int kCaughtUpBatches = 4;
   const int slowest = config_.compression_level;
   const int fastest = std::min(config_.fastest_compression_level, slowest);
-  if (slowest == 0) return;  // uncompressed: nothing to trade
+  if (slowest == 0 || !files_enabled_) return;  // nothing is compressed: nothing to trade
   if (bytes_behind > kBehindBytes) {
     batches_caught_up_ = 0;
     if (records_to_compress_ * 2 < batch.records.size()) return;
