@@ -68,7 +68,13 @@ void give_signal_stack(ThreadBuffer& buffer) noexcept {
 }
 
 void unmap_buffer(ThreadBuffer* buffer) noexcept {
-  unmap_populated(buffer->data, buffer->capacity + kSignalStackBytes);
+  if (buffer->first_mapping != nullptr) {
+    unmap_populated(buffer->data, huge_ring_bytes(buffer->capacity));
+    unmap_populated(buffer->first_mapping, buffer->capacity + kSignalStackBytes);
+  } else {
+    unmap_populated(buffer->data, buffer->capacity + kSignalStackBytes);
+  }
+  if (buffer->huge_ring != nullptr) unmap_populated(buffer->huge_ring, huge_ring_bytes(buffer->capacity));
   delete buffer;
 }
 
@@ -245,7 +251,8 @@ ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
   // A ring that grew past its first step holds memory worth giving back.
   std::uint64_t ready = buffer->ready_until.load(std::memory_order_relaxed);
-  if (buffer->ready_from == 0 && ready != ThreadBuffer::kAllReady && ready <= kFirstReadyBytes) {
+  if (buffer->ready_from == 0 && ready != ThreadBuffer::kAllReady && ready <= kFirstReadyBytes &&
+      buffer->first_mapping == nullptr && buffer->huge_ring == nullptr) {
     auto& registry = buffer_registry();
     std::lock_guard lock(registry.mutex);
     if (registry.spares.size() < kSpareBuffers) {
@@ -254,6 +261,23 @@ void destroy_thread_buffer(ThreadBuffer* buffer) noexcept {
     }
   }
   unmap_buffer(buffer);
+}
+
+char* ThreadBuffer::try_reserve_rare(std::size_t size) noexcept {
+  std::uint64_t pos = write_pos;
+  std::uint64_t offset = pos & (capacity - 1);
+  std::uint64_t to_end = capacity - offset;
+  std::uint64_t needed = size <= to_end ? size : to_end + size;
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // as in try_reserve()
+  if (pos + needed > look_again_at.load(std::memory_order_relaxed) && !look_for_room(pos + needed)) return nullptr;
+  if (size > to_end) {
+    std::uint32_t marker = kRingWrapMarker;
+    std::memcpy(data + offset, &marker, sizeof marker);
+    pos += to_end;
+    offset = 0;
+  }
+  write_pos = pos + size;
+  return data + offset;
 }
 
 // An idle IO thread sleeps up to 10 ms, longer than a busy thread takes to
@@ -328,40 +352,67 @@ void prepare_ahead(ThreadBuffer& b) noexcept {
   b.preparing.store(false, std::memory_order_release);
 }
 
+namespace {
+
 // The producer touches its ring only inside a call's window, which opens
 // (a plain store) before the call reads look_again_at. The IO thread sets
 // look_again_at to 0 and giving_back, then fences every thread: a call
 // whose window opened before the fence shows in in_call_since (or in a
 // committed position that moved, or in a look_again_at it stored), and one
 // that opens later sees look_again_at 0, goes to look_for_room() and waits
-// there until the pages are gone. So the IO thread discards no byte a call
-// is writing, and a ring it found drained holds nothing to lose.
-std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept {
+// there until `change` is done, after which it reads the ring's state
+// afresh (its `data` too). So `change` finds each ring it is given drained
+// and untouched, with no byte of it being written.
+template <typename Change>
+std::size_t change_drained_rings(const std::vector<QuietRing>& rings, Change change) noexcept {
   if (rings.empty()) return 0;
   for (const QuietRing& ring : rings) {
     ring.buffer->giving_back.store(true, std::memory_order_relaxed);
     ring.buffer->look_again_at.store(0, std::memory_order_relaxed);
   }
   fence_other_threads();
-  std::size_t given = 0;
+  std::size_t changed = 0;
   for (const QuietRing& ring : rings) {
     ThreadBuffer& b = *ring.buffer;
     bool untouched = b.in_call_since.load(std::memory_order_acquire) == kNotInCall &&
                      b.committed.load(std::memory_order_acquire) == ring.committed &&
                      b.look_again_at.load(std::memory_order_relaxed) == 0;
-    if (untouched && discard(b.data, static_cast<std::size_t>(b.capacity))) {
-      b.given_back.fetch_add(1, std::memory_order_relaxed);
-      b.given_back_at = ring.committed;
-      // The thread writes next at the committed position (it is drained and
-      // between calls), and takes the pages back from there; a first step
-      // is ready for it, as for a new thread.
-      b.ready_from = ring.committed & ~(std::uint64_t{page_bytes()} - 1);
-      prepare_first_step(b);
-      ++given;
-    }
+    if (untouched && change(b, ring.committed)) ++changed;
     b.giving_back.store(false, std::memory_order_release);
   }
-  return given;
+  return changed;
+}
+
+}  // namespace
+
+std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept {
+  return change_drained_rings(rings, [](ThreadBuffer& b, std::uint64_t committed) {
+    // All of a moved ring's mapping: the kernel frees the huge page whole
+    // rather than split it, and the next fault there takes a huge page again.
+    std::size_t bytes = b.first_mapping != nullptr ? huge_ring_bytes(b.capacity) : b.capacity;
+    if (!discard(b.data, bytes)) return false;
+    b.given_back.fetch_add(1, std::memory_order_relaxed);
+    b.given_back_at = committed;
+    // The thread writes next at the committed position (it is drained and
+    // between calls), and takes the pages back from there; a first step
+    // is ready for it, as for a new thread.
+    b.ready_from = committed & ~(std::uint64_t{page_bytes()} - 1);
+    prepare_first_step(b);
+    return true;
+  });
+}
+
+std::size_t move_rings_to_huge_pages(const std::vector<QuietRing>& rings) noexcept {
+  return change_drained_rings(rings, [](ThreadBuffer& b, std::uint64_t) {
+    // Drained: nothing in the old ring is still to be read, and positions
+    // map to the same offsets in the new one.
+    b.first_mapping = b.data;
+    b.data = b.huge_ring;
+    b.huge_ring = nullptr;
+    b.ready_until.store(ThreadBuffer::kAllReady, std::memory_order_release);
+    discard(b.first_mapping, static_cast<std::size_t>(b.capacity));
+    return true;
+  });
 }
 
 static void count_drop(ThreadBuffer& buffer) noexcept {

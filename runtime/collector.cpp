@@ -44,6 +44,7 @@ Collector::Collector(std::chrono::microseconds ordering_window, std::chrono::mil
       window_ticks_(clock.ticks_in(ordering_window)),
       window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)),
       release_idle_after_(fences_other_threads() ? release_idle_after : std::chrono::milliseconds(0)),
+      huge_rings_(fences_other_threads()),
       flight_on_(flight.on),
       flight_trigger_(static_cast<std::uint8_t>(flight.trigger)),
       flight_(flight.bytes_per_thread) {}
@@ -155,6 +156,28 @@ void Collector::release_idle_rings(std::chrono::steady_clock::time_point now) {
   }
   if (quiet_rings_.empty()) return;
   counters_.idle_buffers_released.fetch_add(give_back_rings(quiet_rings_), std::memory_order_relaxed);
+}
+
+// A ring all ready has had half of it filled: its thread logs enough that
+// the TLB misses of 4 KiB pages show in its calls' tail. The new memory is
+// made ready at once, while the thread goes on in the old ring; the move
+// waits for a pass that finds the ring drained between two calls.
+void Collector::move_busy_rings() {
+  if (!huge_rings_ || !buffer_settings().huge_pages.load(std::memory_order_relaxed)) return;
+  busy_rings_.clear();
+  for (ThreadBuffer* b : buffers_) {
+    if (b->first_mapping != nullptr || b->huge_refused || b->abandoned.load(std::memory_order_acquire)) continue;
+    if (b->ready_until.load(std::memory_order_acquire) != ThreadBuffer::kAllReady) continue;
+    if (b->huge_ring == nullptr) {
+      b->huge_ring = map_huge(static_cast<std::size_t>(b->capacity));
+      b->huge_refused = b->huge_ring == nullptr;
+      continue;  // its making took a while: the ring is read afresh next pass
+    }
+    std::uint64_t committed = b->committed.load(std::memory_order_acquire);
+    if (committed == b->consumed.load(std::memory_order_relaxed)) busy_rings_.push_back({b, committed});
+  }
+  if (busy_rings_.empty()) return;
+  counters_.rings_on_huge_pages.fetch_add(move_rings_to_huge_pages(busy_rings_), std::memory_order_relaxed);
 }
 
 void Collector::describe_site(Batch& batch, std::uint32_t id) {
@@ -519,6 +542,7 @@ void Collector::run() {
     release_abandoned(*batch);
     release_idle_rings(std::chrono::steady_clock::now());
     for (ThreadBuffer* b : buffers_) prepare_ahead(*b);
+    move_busy_rings();
     if (drain_all) {
       batch->flush_sequence = flush_target;
       flush_handled_ = flush_target;

@@ -65,6 +65,8 @@ class Collector {
   // Config::release_idle_after: the pages of drained rings whose threads
   // have logged nothing for that long go back to the system.
   void release_idle_rings(std::chrono::steady_clock::time_point now);
+  // Config::huge_pages: rings of busy threads move to huge pages.
+  void move_busy_rings();
   void describe_site(Batch& batch, std::uint32_t id);
   void describe_reported_site(Batch& batch, std::string_view args);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
@@ -95,6 +97,8 @@ class Collector {
   std::chrono::steady_clock::duration release_idle_after_;  // zero: never
   std::chrono::steady_clock::time_point next_idle_check_{};
   std::vector<QuietRing> quiet_rings_;
+  bool huge_rings_;  // the move needs the fence a give-back does
+  std::vector<QuietRing> busy_rings_;
 
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;

@@ -25,6 +25,7 @@ struct BufferSettings {
   std::atomic<bool> drop_when_full{false};
   std::atomic<bool> running{false};
   std::atomic<bool> crash_handler{false};  // logging threads get a signal stack
+  std::atomic<bool> huge_pages{true};      // Config::huge_pages
 };
 BufferSettings& buffer_settings() noexcept;
 
@@ -63,6 +64,9 @@ struct QuietRing {
 // thread is not idle).
 // Returns how many it gave back. Only where fences_other_threads().
 std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept;
+// On the IO thread: moves each drained ring to its huge_ring, in the same
+// way, unless its thread has begun a call meanwhile. Returns how many moved.
+std::size_t move_rings_to_huge_pages(const std::vector<QuietRing>& rings) noexcept;
 // On the IO thread, each pass: prepares the next pages of a ring whose
 // thread has filled half of those ready, so that the thread does not stop
 // on them in its calls (buffers.cpp).

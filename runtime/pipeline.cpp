@@ -65,6 +65,7 @@ void Counters::add_to(Stats& s) const {
   s.flight_written = flight_written.load(std::memory_order_relaxed);
   s.flight_overwritten = flight_overwritten.load(std::memory_order_relaxed);
   s.idle_buffers_released = idle_buffers_released.load(std::memory_order_relaxed);
+  s.rings_on_huge_pages = rings_on_huge_pages.load(std::memory_order_relaxed);
 }
 
 BatchQueue::BatchQueue() {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -115,6 +116,10 @@ void prepare_pages(char*, std::size_t) noexcept {}  // set to zero already, ever
 
 bool discard(char*, std::size_t) noexcept { return false; }
 
+char* map_huge(std::size_t) noexcept { return nullptr; }
+
+std::size_t huge_ring_bytes(std::size_t bytes) noexcept { return bytes; }
+
 #else
 
 namespace {
@@ -172,6 +177,50 @@ bool discard(char* memory, std::size_t bytes) noexcept {
   auto to = (reinterpret_cast<std::uintptr_t>(memory) + bytes) & ~(page - 1);
   if (to <= from) return false;
   return ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) == 0;
+}
+
+namespace {
+
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
+// "never" in the kernel's setting: MADV_HUGEPAGE would get 4 KiB pages,
+// and a ring moved there would only take more memory.
+bool huge_pages_offered() noexcept {
+  static const bool offered = [] {
+    std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
+    if (file == nullptr) return false;
+    char setting[128] = {};
+    std::size_t read = std::fread(setting, 1, sizeof setting - 1, file);
+    std::fclose(file);
+    return read > 0 && std::strstr(setting, "[never]") == nullptr;
+  }();
+  return offered;
+}
+
+}  // namespace
+
+std::size_t huge_ring_bytes(std::size_t bytes) noexcept {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+char* map_huge(std::size_t bytes) noexcept {
+  if (!huge_pages_offered()) return nullptr;
+  std::size_t span = huge_ring_bytes(bytes);
+  // Mapped one huge page larger, then trimmed to an aligned start: the
+  // kernel backs only aligned 2 MiB extents with a huge page.
+  void* mapped = ::mmap(nullptr, span + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return nullptr;
+  auto start = reinterpret_cast<std::uintptr_t>(mapped);
+  auto aligned = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  if (aligned > start) ::munmap(mapped, aligned - start);
+  ::munmap(reinterpret_cast<void*>(aligned + span), start + kHugePageBytes - aligned);
+  auto* memory = reinterpret_cast<char*>(aligned);
+  if (::madvise(memory, span, MADV_HUGEPAGE) != 0) {
+    ::munmap(memory, span);
+    return nullptr;
+  }
+  prepare_pages(memory, bytes);
+  return memory;
 }
 
 #endif

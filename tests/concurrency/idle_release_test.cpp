@@ -223,3 +223,77 @@ TEST_CASE("a call that stays long in the middle of its record keeps its buffer's
   }
   CHECK(at == decoded.lines.size());
 }
+
+namespace {
+
+// Whether busy rings move to huge pages here: the kernel offers them (its
+// setting is not "never"); the move itself needs membarrier, as the
+// give-back does.
+bool huge_pages_offered() {
+  std::ifstream setting("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text;
+  std::getline(setting, text);
+  return !text.empty() && text.find("[never]") == std::string::npos;
+}
+
+// Threads log in bursts with pauses in between, so that the IO thread
+// finds their rings drained now and then, and each fills half of its ring
+// early on; records of every size cross the move.
+void log_bursts(std::size_t thread, std::uint64_t records) {
+  std::mt19937 random(static_cast<unsigned>(thread) + 7);
+  std::uniform_int_distribution<std::uint64_t> burst(1, 400);
+  std::uniform_int_distribution<int> pause_us(0, 300);
+  for (std::uint64_t n = 0; n < records;) {
+    std::uint64_t to = std::min(records, n + burst(random));
+    log_records(thread, n, to);
+    n = to;
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a busy thread's buffer moves to huge pages between two of its calls and loses nothing", "[concurrency]") {
+  constexpr std::size_t kThreads = 3;
+  constexpr std::size_t kRingBytes = 256 * 1024;
+  const bool moves = huge_pages_offered();
+  for (bool huge_pages : {true, false}) {
+    INFO("Config::huge_pages " << huge_pages << ", offered " << moves);
+    TempDir dir;
+    auto config = test_config(dir.path());
+    config.thread_buffer_bytes = kRingBytes;
+    config.huge_pages = huge_pages;
+    config.release_idle_after = 0ms;
+    terse::start(config);
+    // Some 160 bytes a record: each ring is passed several times.
+    const std::uint64_t per_thread = 6 * kRingBytes / 160;
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < kThreads; ++t) threads.emplace_back([&, t] { log_bursts(t, per_thread); });
+    for (auto& thread : threads) thread.join();
+    const std::uint64_t moved = terse::stats().rings_on_huge_pages;
+    terse::stop();
+    CHECK(moved == (huge_pages && moves ? kThreads : 0));
+    require_every_record(decode_dir(dir.path()), std::vector<std::uint64_t>(kThreads, per_thread));
+  }
+}
+
+TEST_CASE("a moved buffer given back when idle takes its memory again and logs on", "[concurrency]") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = 256 * 1024;
+  config.release_idle_after = 20ms;
+  terse::start(config);
+  constexpr std::uint64_t kRecords = 6 * 256 * 1024 / 160;
+  std::thread([&] {
+    log_bursts(0, kRecords);
+    const auto os_tid = static_cast<std::uint64_t>(::gettid());
+    auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (times_released(os_tid) == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(5ms);
+    CHECK(times_released(os_tid) == 1);
+    log_records(0, kRecords, kRecords + 3000);
+  }).join();
+  const std::uint64_t moved = terse::stats().rings_on_huge_pages;
+  terse::stop();
+  CHECK(moved == (huge_pages_offered() ? 1 : 0));
+  require_every_record(decode_dir(dir.path()), {kRecords + 3000});
+}

@@ -68,6 +68,13 @@ struct ThreadBuffer {
   std::uint64_t quiet_committed = 0;
   std::int64_t quiet_since_ns = 0;
   std::uint64_t given_back_at = 0;  // the commit position at the last give-back
+  // A ring whose thread filled half of it moves to huge pages, at a moment
+  // it is drained (move_rings_to_huge_pages): huge_ring is the new memory,
+  // made ready ahead of that moment; first_mapping the memory it had, which
+  // keeps the thread's signal stack and is freed with the buffer.
+  char* huge_ring = nullptr;
+  char* first_mapping = nullptr;
+  bool huge_refused = false;  // the system gave none: not asked again
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
@@ -106,21 +113,19 @@ struct ThreadBuffer {
   char* try_reserve(std::size_t size) noexcept {
     std::uint64_t pos = write_pos;
     std::uint64_t offset = pos & (capacity - 1);
-    std::uint64_t to_end = capacity - offset;
-    std::uint64_t needed = size <= to_end ? size : to_end + size;
     // A compiler barrier is enough here: the IO thread's membarrier() puts
-    // a full fence on this thread wherever it runs (give_back_quiet_buffers).
+    // a full fence on this thread wherever it runs (change_drained_rings).
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (pos + needed > look_again_at.load(std::memory_order_relaxed) && !look_for_room(pos + needed)) return nullptr;
-    if (size > to_end) {
-      std::uint32_t marker = kRingWrapMarker;
-      std::memcpy(data + offset, &marker, sizeof marker);
-      pos += to_end;
-      offset = 0;
-    }
+    // Both rare cases out of line, so that a call's path through here has
+    // no taken branch: a call made after a pause pays for each of those.
+    if (__builtin_expect(pos + size > look_again_at.load(std::memory_order_relaxed) || size > capacity - offset, 0))
+      return try_reserve_rare(size);
     write_pos = pos + size;
     return data + offset;
   }
+  // try_reserve() where the record wraps to the ring's start or the ring
+  // may be full.
+  char* try_reserve_rare(std::size_t size) noexcept;
 
   // Out of line, as the fast path rarely gets here: re-reads the consumer
   // position, wakes a sleeping IO thread once the ring fills up, maps the

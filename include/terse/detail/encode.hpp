@@ -162,6 +162,35 @@ inline const char* string_data(const T& value) noexcept {
   }
 }
 
+// A string's bytes into the record, inline for up to 32 of them: most
+// logged strings are that short, and a call through the PLT to the C
+// library's memcpy costs a call made after a pause (cold caches, cold
+// branch predictors) a few hundred cycles more than these moves. Reads and
+// writes only the n bytes; the pairs of moves overlap in the middle.
+inline void copy_text(char* out, const char* text, std::size_t n) noexcept {
+  // g++ warns of the 8-byte moves of a branch that n rules out for a
+  // shorter char array: it is told nothing of the array, at no cost.
+  __asm__("" : "+r"(text));
+  if (n <= 16) {
+    if (n >= 8) {
+      __builtin_memcpy(out, text, 8);
+      __builtin_memcpy(out + n - 8, text + n - 8, 8);
+    } else if (n >= 4) {
+      __builtin_memcpy(out, text, 4);
+      __builtin_memcpy(out + n - 4, text + n - 4, 4);
+    } else if (n != 0) {
+      out[0] = text[0];
+      out[n / 2] = text[n / 2];
+      out[n - 1] = text[n - 1];
+    }
+  } else if (n <= 32) {
+    __builtin_memcpy(out, text, 16);
+    __builtin_memcpy(out + n - 16, text + n - 16, 16);
+  } else {
+    std::memcpy(out, text, n);
+  }
+}
+
 // Bytes of one encoded argument given its tag; `text_length` is the length
 // a string will be stored with.
 template <std::uint8_t Tag, typename T>
@@ -195,9 +224,9 @@ inline char* encode_arg(char* out, const T& value, std::uint32_t text_length, bo
     }
     std::memcpy(out, &header, 4);
     // The null test costs nothing for strings that cannot be null and lets
-    // g++ see that a null `const char*` (length 0) is never copied from.
+    // g++ see that a null `const char*` (length 0) is never read.
     const char* text = string_data(value);
-    if (text_length != 0 && text != nullptr) std::memcpy(out + 4, text, text_length);
+    if (text != nullptr) copy_text(out + 4, text, text_length);
     return out + 4 + text_length;
   } else if constexpr (Tag == static_cast<std::uint8_t>(TypeTag::pointer)) {
     std::uint64_t address = 0;
