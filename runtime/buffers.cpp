@@ -230,6 +230,7 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
+    buffer->synchronous.store(g_hot.synchronous.load(std::memory_order_relaxed), std::memory_order_relaxed);
     registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
   }
   if (!starting.held()) {
@@ -290,14 +291,14 @@ bool ThreadBuffer::look_for_room(std::uint64_t end) noexcept {
   // While the IO thread discards the pages this call would write to (it
   // takes microseconds).
   for (unsigned spins = 0; giving_back.load(std::memory_order_acquire); ++spins) wait_a_moment(spins);
-  cached_read = consumed.load(std::memory_order_acquire);
-  std::uint64_t fill = end - cached_read;
+  std::uint64_t read_at = consumed.load(std::memory_order_acquire);
+  std::uint64_t fill = end - read_at;
   std::uint64_t look_again;
   if (fill > capacity / 4) {
     nudge_io_thread();
-    look_again = std::min(cached_read + capacity, end + capacity / 8);
+    look_again = std::min(read_at + capacity, end + capacity / 8);
   } else {
-    look_again = cached_read + capacity / 4;
+    look_again = read_at + capacity / 4;
   }
   std::uint64_t ready = ready_until.load(std::memory_order_acquire);
   if (ready != kAllReady && end > ready) ready = make_ready(end);
@@ -518,7 +519,7 @@ void write_control(std::string_view args) noexcept {
   RingRecordHeader header{schema::kControlSiteId, static_cast<std::uint32_t>(args.size()), ticks()};
   std::memcpy(out, &header, sizeof header);
   std::memcpy(out + kRingHeaderSize, args.data(), args.size());
-  buffer->commit(header.ticks);
+  buffer->commit(header.ticks, buffer->write_pos);
 }
 
 constinit thread_local std::uint64_t tls_context_serial = 0;

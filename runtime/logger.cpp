@@ -313,7 +313,6 @@ void after_fork_in_child() {
   for (ThreadBuffer* b : registry.buffers) {
     // Records waiting in the copied buffers are the parent's to write.
     b->consumed.store(b->committed.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    b->cached_read = b->write_pos;
     b->giving_back.store(false, std::memory_order_relaxed);  // the parent's IO thread was at it
     b->preparing.store(false, std::memory_order_relaxed);    // the same
     if (b != tls_buffer) b->abandoned.store(true, std::memory_order_relaxed);
@@ -436,7 +435,11 @@ void preallocate() noexcept {
 }
 
 void set_async(bool asynchronous) noexcept {
+  auto& registry = detail::buffer_registry();
+  // Under the mutex a new buffer copies the setting (make_thread_buffer).
+  std::lock_guard lock(registry.mutex);
   detail::g_hot.synchronous.store(!asynchronous, std::memory_order_relaxed);
+  for (detail::ThreadBuffer* b : registry.buffers) b->synchronous.store(!asynchronous, std::memory_order_relaxed);
 }
 
 namespace detail {

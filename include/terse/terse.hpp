@@ -377,8 +377,8 @@ namespace detail {
 
 // What a logged call reads besides its site, on one cache line.
 struct alignas(64) HotSettings {
-  std::atomic<bool> running{false};  // between start() and stop(): a context is worth writing
-  std::atomic<bool> synchronous{false};
+  std::atomic<bool> running{false};      // between start() and stop(): a context is worth writing
+  std::atomic<bool> synchronous{false};  // what set_async() set last; each buffer has a copy
   std::atomic<std::uint8_t> private_mode{static_cast<std::uint8_t>(schema::PrivateMode::omitted)};
   std::atomic<std::uint32_t> max_container_elements{1024};
 };
@@ -469,8 +469,10 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
   static_assert(fixed_size + kMaxRecordPrefix + kRingHeaderSize <= kMinRingCapacity / 2,
                 "terse: too many arguments in one call");
   if constexpr (has_strings || has_structured) {
+    // Compared with a constant first: every ring takes records this long.
+    constexpr std::size_t kFitsAnyRing = kMinRingCapacity / 2 - kRingHeaderSize;
     std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
-    if (__builtin_expect(args_size > limit, 0)) {
+    if (__builtin_expect(args_size > kFitsAnyRing && args_size > limit, 0)) {
       if constexpr (has_structured) {
         // Keep the record, with fewer elements and shorter strings, each cut marked.
         limits.max_string = std::min<std::uint32_t>(limits.max_string, static_cast<std::uint32_t>(limit / 2));
@@ -497,6 +499,10 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
   }
   std::size_t stride = ring_stride(args_size);
   buffer->begin_call();
+  // Read as soon as the window is open, not once the record has room: the
+  // counter's read takes some 25 cycles, which then overlap the rest of the
+  // call instead of adding to it. A call that waited for room reads it again.
+  std::uint64_t stamp = __builtin_expect(first_call, 0) ? buffer->last_ticks : ticks();
   char* out = buffer->try_reserve(stride);
   if (__builtin_expect(out == nullptr, 0)) {
     out = reserve_slow(*buffer, stride);
@@ -504,9 +510,10 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
       if constexpr (has_structured) eager->text.resize(eager_base);
       return false;
     }
+    if (!first_call) stamp = ticks();
   }
-  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size),
-                          __builtin_expect(first_call, 0) ? buffer->last_ticks : ticks()};
+  const std::uint64_t record_end = buffer->write_pos;
+  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), stamp};
   std::memcpy(out, &header, sizeof header);
   [[maybe_unused]] char* cursor = out + kRingHeaderSize;
   if constexpr (Prefixed) {
@@ -517,9 +524,9 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
   ((cursor =
         write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
    ...);
-  buffer->commit(header.ticks);
+  buffer->commit(header.ticks, record_end);
   if constexpr (has_structured) eager->text.resize(eager_base);
-  if (__builtin_expect(g_hot.synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
+  if (__builtin_expect(buffer->synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
   return true;
 }
 
@@ -546,21 +553,22 @@ inline std::uint32_t site_id(Site& site, const Args&... args) noexcept {
   return id;
 }
 
-template <auto Tags, typename... Args>
+template <auto Tags, std::uint8_t Level, typename... Args>
 inline void log(Site& site, fmt::format_string<checked_as_t<Args>...>, const Args&... args) noexcept {
   if (std::uint32_t id = site_id(site, args...))
-    log_impl<Tags>(ring_site_id(site, id), {}, std::index_sequence_for<Args...>{}, args...);
+    log_impl<Tags>(ring_site_id(site, Level, id), {}, std::index_sequence_for<Args...>{}, args...);
 }
 
 // A rate-limited site's record, with the count of calls suppressed since the
 // last one; a record that is not written hands its count to the next.
-template <auto Tags, typename... Args>
+template <auto Tags, std::uint8_t Level, typename... Args>
 inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string<checked_as_t<Args>...>,
                         const Args&... args) noexcept {
   std::uint32_t id = site_id(site, args...);
   char count[10];
   std::string_view prefix(count, static_cast<std::size_t>(wire::write_varint(count, suppressed) - count));
-  if (id == 0 || !log_impl<Tags, true>(ring_site_id(site, id), prefix, std::index_sequence_for<Args...>{}, args...))
+  if (id == 0 ||
+      !log_impl<Tags, true>(ring_site_id(site, Level, id), prefix, std::index_sequence_for<Args...>{}, args...))
     site.limit->suppressed.fetch_add(suppressed, std::memory_order_relaxed);
 }
 
@@ -660,11 +668,12 @@ inline Context::~Context() {
   }
 
 // The site's gate is checked first, so a disabled call evaluates no argument.
-#define TERSE_LOG(level_value, format_literal, ...)                                              \
-  do {                                                                                           \
-    TERSE_DETAIL_SITE(level_value, nullptr, format_literal, __VA_ARGS__);                        \
-    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)))       \
-      ::terse::detail::log<terse_tags_>(terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__); \
+#define TERSE_LOG(level_value, format_literal, ...)                                        \
+  do {                                                                                     \
+    TERSE_DETAIL_SITE(level_value, nullptr, format_literal, __VA_ARGS__);                  \
+    if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value))) \
+      ::terse::detail::log<terse_tags_, static_cast<std::uint8_t>(level_value)>(           \
+          terse_site_, format_literal __VA_OPT__(, ) __VA_ARGS__);                         \
   } while (false)
 
 // Rate limits, per call site, for every level:
@@ -689,8 +698,8 @@ inline Context::~Context() {
     std::uint64_t terse_suppressed_;                                                         \
     if (::terse::detail::gate_allows(terse_site_, static_cast<std::uint8_t>(level_value)) && \
         terse_limiter_.pass(limit, terse_suppressed_))                                       \
-      ::terse::detail::log_limited<terse_tags_>(terse_site_, terse_suppressed_,              \
-                                                format_literal __VA_OPT__(, ) __VA_ARGS__);  \
+      ::terse::detail::log_limited<terse_tags_, static_cast<std::uint8_t>(level_value)>(     \
+          terse_site_, terse_suppressed_, format_literal __VA_OPT__(, ) __VA_ARGS__);        \
   } while (false)
 
 // A call removed by TERSE_MIN_LEVEL is still checked in full, so lowering

@@ -41,7 +41,10 @@ struct ThreadBuffer {
   std::atomic<std::uint64_t> in_call_since{kNotInCall};
   std::uint64_t last_ticks = 0;
   std::uint64_t write_pos = 0;
-  std::uint64_t cached_read = 0;  // the consumer position as last seen
+  // set_async(false): each call waits until its record is in the file.
+  // Here rather than beside the other settings, on the line a call reads
+  // anyway: a call after a pause pays for every line it touches.
+  std::atomic<bool> synchronous{false};
   // How far the producer writes before it looks at the consumer again: the
   // end of the room it last saw, or sooner, where the ring passes a quarter
   // full and a sleeping IO thread should be told (set by look_for_room()).
@@ -152,9 +155,12 @@ struct ThreadBuffer {
 
   // Release both: the record's bytes before its position, and the position
   // before the cleared marker, which the collector reads first (drain).
-  void commit(std::uint64_t ticks) noexcept {
+  // `end` is write_pos as the reservation left it, which a caller keeps in
+  // a register: read here, after the record's bytes (char stores, which may
+  // alias it), it is loaded again, a store-forwarding wait in every call.
+  void commit(std::uint64_t ticks, std::uint64_t end) noexcept {
     last_ticks = ticks;
-    committed.store(write_pos, std::memory_order_release);
+    committed.store(end, std::memory_order_release);
     in_call_since.store(kNotInCall, std::memory_order_release);
   }
 };

@@ -67,9 +67,11 @@ struct Site {
 
 // The site id a record of the site carries in its ring: with kRingFlightBit
 // when it passed the gate but not the write gate. A write gate read while
-// still unsettled (a racing first call) writes the record.
-inline std::uint32_t ring_site_id(const Site& site, std::uint32_t id) noexcept {
-  bool recorded_only = site.level + 1u < site.write_gate.load(std::memory_order_relaxed);
+// still unsettled (a racing first call) writes the record. `level` is the
+// site's, a constant at the call: site.level would be read from the site's
+// other cache line.
+inline std::uint32_t ring_site_id(const Site& site, std::uint8_t level, std::uint32_t id) noexcept {
+  bool recorded_only = level + 1u < site.write_gate.load(std::memory_order_relaxed);
   return recorded_only ? id | kRingFlightBit : id;
 }
 
