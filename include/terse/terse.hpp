@@ -426,13 +426,43 @@ inline Limits current_limits() noexcept {
 // The longest prefix log_impl writes: a context push's kind, serial and site.
 inline constexpr std::size_t kMaxRecordPrefix = 1 + 10 + 5;
 
-// Writes one record, whole or not at all; false when it was not written (not
-// running, or the buffer full under Overflow::drop). With Prefixed, the
-// record's bytes start with `prefix`: a rate-limited site's suppressed count,
-// a context push's kind, serial and site (FORMAT.md §7, §7.3).
-template <auto Tags, bool Prefixed = false, typename... Args, std::size_t... I>
-inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_sequence<I...>,
-                     const Args&... args) noexcept {
+// Every record a call writes fits a ring of the smallest size (with the
+// prefix of the longest), checked at compile time: the fixed part of the
+// arguments, and the strings, whose length log_impl() checks against this.
+inline constexpr std::size_t kFitsAnyRing = kMinRingCapacity / 2 - kRingHeaderSize;
+
+// The record's header and bytes into its room, then published.
+template <auto Tags, bool Prefixed, typename... Args, std::size_t... I>
+inline void write_record(ThreadBuffer& buffer, char* out, const RingRecordHeader& header, std::uint64_t record_end,
+                         std::string_view prefix, const std::uint32_t* text_lengths, const bool* truncated,
+                         [[maybe_unused]] const std::size_t* value_sizes, [[maybe_unused]] const Limits& limits,
+                         std::index_sequence<I...>, const Args&... args) noexcept {
+  std::memcpy(out, &header, sizeof header);
+  [[maybe_unused]] char* cursor = out + kRingHeaderSize;
+  if constexpr (Prefixed) {
+    std::memcpy(cursor, prefix.data(), prefix.size());
+    cursor += prefix.size();
+  }
+  ((cursor =
+        write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
+   ...);
+  buffer.commit(header.ticks, record_end);
+}
+
+// Writes one record, whole or not at all, in every case log_impl() leaves
+// to it: a thread's first call, structured arguments, strings longer than
+// kFitsAnyRing. Out of line, so that what each call site inlines stays
+// small, and with it the caller's own function: a compiler inlines a small
+// function into its callers, and a large one not.
+// Numbers and pointers reach log_any() by value: an argument passed by
+// reference must be stored to memory first, in every call, for the rare one
+// that takes this path.
+template <typename T>
+using PassedAs = std::conditional_t<std::is_scalar_v<T>, T, const T&>;
+
+template <auto Tags, bool Prefixed, typename... Args, std::size_t... I>
+[[gnu::noinline]] bool log_any(std::uint32_t id, std::string_view prefix, std::index_sequence<I...>,
+                               PassedAs<Args>... args) noexcept {
   ThreadBuffer* buffer = tls_buffer;
   bool first_call = false;
   if (__builtin_expect(buffer == nullptr, 0)) {
@@ -461,16 +491,7 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
     return (prefix_size + ... + argument_size<Tags[I]>(unnamed_value(args), text_lengths[I], value_sizes[I], limits));
   };
   std::size_t args_size = measure();
-  constexpr std::size_t fixed_size =
-      (std::size_t{0} + ... +
-       (Tags[I] == string_tag || Tags[I] == structured_tag ? 4
-                                                           : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
-  // With room for a prefix.
-  static_assert(fixed_size + kMaxRecordPrefix + kRingHeaderSize <= kMinRingCapacity / 2,
-                "terse: too many arguments in one call");
   if constexpr (has_strings || has_structured) {
-    // Compared with a constant first: every ring takes records this long.
-    constexpr std::size_t kFitsAnyRing = kMinRingCapacity / 2 - kRingHeaderSize;
     std::size_t limit = max_record_size(*buffer) - kRingHeaderSize;
     if (__builtin_expect(args_size > kFitsAnyRing && args_size > limit, 0)) {
       if constexpr (has_structured) {
@@ -512,22 +533,64 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
     }
     if (!first_call) stamp = ticks();
   }
-  const std::uint64_t record_end = buffer->write_pos;
-  RingRecordHeader header{id, static_cast<std::uint32_t>(args_size), stamp};
-  std::memcpy(out, &header, sizeof header);
-  [[maybe_unused]] char* cursor = out + kRingHeaderSize;
-  if constexpr (Prefixed) {
-    std::memcpy(cursor, prefix.data(), prefix.size());
-    cursor += prefix.size();
-  }
   if constexpr (has_structured) eager->read = eager_base;
-  ((cursor =
-        write_argument<Tags[I]>(cursor, unnamed_value(args), text_lengths[I], truncated[I], value_sizes[I], limits)),
-   ...);
-  buffer->commit(header.ticks, record_end);
+  write_record<Tags, Prefixed>(*buffer, out, RingRecordHeader{id, static_cast<std::uint32_t>(args_size), stamp},
+                               buffer->write_pos, prefix, text_lengths, truncated, value_sizes, limits,
+                               std::index_sequence<I...>{}, args...);
   if constexpr (has_structured) eager->text.resize(eager_base);
   if (__builtin_expect(buffer->synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
   return true;
+}
+
+// Writes one record, whole or not at all; false when it was not written (not
+// running, or the buffer full under Overflow::drop). With Prefixed, the
+// record's bytes start with `prefix`: a rate-limited site's suppressed count,
+// a context push's kind, serial and site (FORMAT.md §7, §7.3). What a call
+// site inlines: the common case, with a thread's buffer and a record that
+// fits any ring; log_any() takes the rest.
+template <auto Tags, bool Prefixed = false, typename... Args, std::size_t... I>
+inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_sequence<I...> arguments,
+                     const Args&... args) noexcept {
+  constexpr std::size_t count = sizeof...(Args);
+  [[maybe_unused]] constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
+  [[maybe_unused]] constexpr auto structured_tag = static_cast<std::uint8_t>(TypeTag::structured);
+  constexpr std::size_t fixed_size =
+      (std::size_t{0} + ... +
+       (Tags[I] == string_tag || Tags[I] == structured_tag ? 4
+                                                           : static_cast<std::size_t>(schema::type_tag_size(Tags[I]))));
+  // With room for a prefix.
+  static_assert(fixed_size + kMaxRecordPrefix + kRingHeaderSize <= kMinRingCapacity / 2,
+                "terse: too many arguments in one call");
+  if constexpr ((false || ... || (Tags[I] == structured_tag))) {
+    return log_any<Tags, Prefixed, Args...>(id, prefix, arguments, args...);
+  } else {
+    ThreadBuffer* buffer = tls_buffer;
+    std::uint32_t text_lengths[count + 1] = {};
+    constexpr bool truncated[count + 1] = {};
+    constexpr std::size_t value_sizes[count + 1] = {};
+    [[maybe_unused]] const std::size_t prefix_size = Prefixed ? prefix.size() : 0;
+    std::size_t args_size = (prefix_size + ... + encoded_size<Tags[I]>(unnamed_value(args), text_lengths[I]));
+    if (__builtin_expect(buffer == nullptr || args_size > kFitsAnyRing, 0))
+      return log_any<Tags, Prefixed, Args...>(id, prefix, arguments, args...);
+    std::size_t stride = ring_stride(args_size);
+    buffer->begin_call();
+    // Read as soon as the window is open, not once the record has room: the
+    // counter's read takes some 25 cycles, which then overlap the rest of
+    // the call instead of adding to it. A call that waited for room reads it
+    // again.
+    std::uint64_t stamp = ticks();
+    char* out = buffer->try_reserve(stride);
+    if (__builtin_expect(out == nullptr, 0)) {
+      out = reserve_slow(*buffer, stride);
+      if (out == nullptr) return false;
+      stamp = ticks();
+    }
+    write_record<Tags, Prefixed>(*buffer, out, RingRecordHeader{id, static_cast<std::uint32_t>(args_size), stamp},
+                                 buffer->write_pos, prefix, text_lengths, truncated, value_sizes, Limits{}, arguments,
+                                 args...);
+    if (__builtin_expect(buffer->synchronous.load(std::memory_order_relaxed), 0)) wait_until_written();
+    return true;
+  }
 }
 
 // Never defined: stripped calls name it only to have their format checked.
