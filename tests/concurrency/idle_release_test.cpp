@@ -238,17 +238,32 @@ bool huge_pages_offered() {
 
 // Threads log in bursts with pauses in between, so that the IO thread
 // finds their rings drained now and then, and each fills half of its ring
-// early on; records of every size cross the move.
-void log_bursts(std::size_t thread, std::uint64_t records) {
-  std::mt19937 random(static_cast<unsigned>(thread) + 7);
+// early on; records of every size cross the move. Returns the next number.
+std::uint64_t log_bursts(std::size_t thread, std::uint64_t from, std::uint64_t to) {
+  std::mt19937 random(static_cast<unsigned>(thread + from) + 7);
   std::uniform_int_distribution<std::uint64_t> burst(1, 400);
   std::uniform_int_distribution<int> pause_us(0, 300);
-  for (std::uint64_t n = 0; n < records;) {
-    std::uint64_t to = std::min(records, n + burst(random));
-    log_records(thread, n, to);
-    n = to;
+  for (std::uint64_t n = from; n < to;) {
+    std::uint64_t until = std::min(to, n + burst(random));
+    log_records(thread, n, until);
+    n = until;
     std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
   }
+  return to;
+}
+
+// How long the IO thread takes to find a ring drained depends on how fast
+// everything runs (a sanitizer slows the producers and the IO thread
+// differently): the threads log on until the moves are seen, then log past
+// them, so that records before, across and after each move are checked.
+std::uint64_t log_until_moved(std::size_t thread, std::uint64_t moves_expected, std::uint64_t records) {
+  std::uint64_t n = log_bursts(thread, 0, records);
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (terse::stats().rings_on_huge_pages < moves_expected && std::chrono::steady_clock::now() < give_up) {
+    n = log_bursts(thread, n, n + 400);
+    std::this_thread::sleep_for(1ms);  // a pause the IO thread cannot miss
+  }
+  return log_bursts(thread, n, n + records / 4);
 }
 
 }  // namespace
@@ -265,15 +280,18 @@ TEST_CASE("a busy thread's buffer moves to huge pages between two of its calls a
     config.huge_pages = huge_pages;
     config.release_idle_after = 0ms;
     terse::start(config);
+    const std::uint64_t moves_expected = huge_pages && moves ? kThreads : 0;
     // Some 160 bytes a record: each ring is passed several times.
     const std::uint64_t per_thread = 6 * kRingBytes / 160;
+    std::vector<std::uint64_t> logged(kThreads);
     std::vector<std::thread> threads;
-    for (std::size_t t = 0; t < kThreads; ++t) threads.emplace_back([&, t] { log_bursts(t, per_thread); });
+    for (std::size_t t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] { logged[t] = log_until_moved(t, moves_expected, per_thread); });
     for (auto& thread : threads) thread.join();
     const std::uint64_t moved = terse::stats().rings_on_huge_pages;
     terse::stop();
-    CHECK(moved == (huge_pages && moves ? kThreads : 0));
-    require_every_record(decode_dir(dir.path()), std::vector<std::uint64_t>(kThreads, per_thread));
+    CHECK(moved == moves_expected);
+    require_every_record(decode_dir(dir.path()), logged);
   }
 }
 
@@ -284,16 +302,18 @@ TEST_CASE("a moved buffer given back when idle takes its memory again and logs o
   config.release_idle_after = 20ms;
   terse::start(config);
   constexpr std::uint64_t kRecords = 6 * 256 * 1024 / 160;
+  std::uint64_t total = 0;
   std::thread([&] {
-    log_bursts(0, kRecords);
+    const std::uint64_t logged = log_until_moved(0, huge_pages_offered() ? 1 : 0, kRecords);
     const auto os_tid = static_cast<std::uint64_t>(::gettid());
     auto give_up = std::chrono::steady_clock::now() + 10s;
     while (times_released(os_tid) == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(5ms);
     CHECK(times_released(os_tid) == 1);
-    log_records(0, kRecords, kRecords + 3000);
+    log_records(0, logged, logged + 3000);
+    total = logged + 3000;
   }).join();
   const std::uint64_t moved = terse::stats().rings_on_huge_pages;
   terse::stop();
   CHECK(moved == (huge_pages_offered() ? 1 : 0));
-  require_every_record(decode_dir(dir.path()), {kRecords + 3000});
+  require_every_record(decode_dir(dir.path()), {total});
 }
