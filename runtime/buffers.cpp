@@ -388,10 +388,22 @@ std::size_t change_drained_rings(const std::vector<QuietRing>& rings, Change cha
 
 std::size_t give_back_rings(const std::vector<QuietRing>& rings) noexcept {
   return change_drained_rings(rings, [](ThreadBuffer& b, std::uint64_t committed) {
-    // All of a moved ring's mapping: the kernel frees the huge page whole
-    // rather than split it, and the next fault there takes a huge page again.
-    std::size_t bytes = b.first_mapping != nullptr ? huge_ring_bytes(b.capacity) : b.capacity;
-    if (!discard(b.data, bytes)) return false;
+    // A quiet thread needs no huge pages: a moved ring goes back to its
+    // first mapping (discarded at the move, so it holds no memory), and one
+    // made ready for a move is let go. Kept, the huge ring's first fault
+    // after the give-back would take 2 MiB again, for a thread that may log
+    // a line a minute; a thread that gets busy again moves again.
+    if (b.huge_ring != nullptr) {
+      unmap_populated(b.huge_ring, huge_ring_bytes(b.capacity));
+      b.huge_ring = nullptr;
+    }
+    if (b.first_mapping != nullptr) {
+      unmap_populated(b.data, huge_ring_bytes(b.capacity));
+      b.data = b.first_mapping;
+      b.first_mapping = nullptr;
+    } else if (!discard(b.data, b.capacity)) {
+      return false;
+    }
     b.given_back.fetch_add(1, std::memory_order_relaxed);
     b.given_back_at = committed;
     // The thread writes next at the committed position (it is drained and

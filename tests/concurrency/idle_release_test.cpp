@@ -108,7 +108,7 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   TempDir dir;
   auto config = test_config(dir.path());
   config.thread_buffer_bytes = kRingBytes;
-  config.release_idle_after = 50ms;
+  config.release_idle_after = 200ms;
   terse::start(config);
   // Each thread passes its whole ring more than once, so all of it is mapped.
   const std::uint64_t first_part = 2 * kRingBytes / 160;
@@ -129,6 +129,9 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   while (threads_idle.load() < kThreads) std::this_thread::sleep_for(1ms);
   terse::flush();
   const std::uint64_t resident_while_full = resident_bytes();
+  // On a loaded machine a thread that finished first may be quiet long
+  // enough before the rest are done: its ring was given back already.
+  const std::uint64_t full_rings = kThreads - released_so_far();
   auto give_up = std::chrono::steady_clock::now() + 20s;
   while (released_so_far() < kThreads && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(10ms);
   const terse::Stats stats = terse::stats();
@@ -137,13 +140,14 @@ TEST_CASE("an idle thread's buffer memory goes back to the system, and the threa
   for (const auto& thread : stats.threads) {
     if (std::find(os_ids.begin(), os_ids.end(), thread.os_tid) != os_ids.end()) CHECK(thread.times_released == 1);
   }
-  // At least half of the rings' memory is gone from the process (the rest
-  // of the process may have grown meanwhile: the decoder's buffers, a
-  // sanitizer's own).
-  INFO("resident " << resident_while_full << " then " << resident_after);
-  if (resident_size_shows_release()) {
+  // At least three quarters of the rings' memory is gone from the process
+  // (the rest of the process may have grown meanwhile: the decoder's
+  // buffers, a sanitizer's own). Rings moved to huge pages count too: a
+  // moved ring that kept its huge pages took 2 MiB back at once.
+  INFO("resident " << resident_while_full << " then " << resident_after << ", " << full_rings << " rings full");
+  if (resident_size_shows_release() && full_rings > 0) {
     CHECK(resident_while_full > resident_after);
-    CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= kThreads * kRingBytes / 2);
+    CHECK(resident_while_full - std::min(resident_while_full, resident_after) >= full_rings * kRingBytes * 3 / 4);
   }
 
   log_again.store(true);
@@ -314,6 +318,7 @@ TEST_CASE("a moved buffer given back when idle takes its memory again and logs o
   }).join();
   const std::uint64_t moved = terse::stats().rings_on_huge_pages;
   terse::stop();
-  CHECK(moved == (huge_pages_offered() ? 1 : 0));
+  // Given back, the ring left its huge pages; busy again, it may move again.
+  CHECK(moved >= (huge_pages_offered() ? 1 : 0));
   require_every_record(decode_dir(dir.path()), {total});
 }
