@@ -51,17 +51,16 @@ Collector::Collector(std::chrono::microseconds ordering_window, std::chrono::mil
 
 // Moves the cursor onto its next record; false when it has none left.
 bool Collector::load(Cursor& cursor) {
-  ThreadBuffer& b = *cursor.buffer;
   while (cursor.position < cursor.end) {
-    std::uint64_t offset = cursor.position & (b.capacity - 1);
+    std::uint64_t offset = cursor.position & cursor.mask;
     std::uint32_t site_id;
-    std::memcpy(&site_id, b.data + offset, sizeof site_id);
+    std::memcpy(&site_id, cursor.ring + offset, sizeof site_id);
     if (site_id == kRingWrapMarker) {
-      cursor.position += b.capacity - offset;
+      cursor.position += cursor.mask + 1 - offset;
       continue;
     }
-    std::memcpy(&cursor.header, b.data + offset, sizeof cursor.header);
-    cursor.args = b.data + offset + kRingHeaderSize;
+    std::memcpy(&cursor.header, cursor.ring + offset, sizeof cursor.header);
+    cursor.args = cursor.ring + offset + kRingHeaderSize;
     return true;
   }
   return false;
@@ -392,7 +391,13 @@ std::size_t Collector::drain(std::uint64_t cutoff, std::uint64_t listed_at, Batc
   for (ThreadBuffer* b : buffers_) cutoff = std::min(cutoff, b->in_call_since.load(std::memory_order_acquire));
   cursors_.clear();
   for (ThreadBuffer* b : buffers_) {
-    Cursor c{b, b->consumed.load(std::memory_order_relaxed), b->committed.load(std::memory_order_acquire), {}, nullptr};
+    Cursor c{b,
+             b->consumed.load(std::memory_order_relaxed),
+             b->committed.load(std::memory_order_acquire),
+             {},
+             nullptr,
+             b->data,
+             b->capacity - 1};
     if (c.end - c.position > b->highest_fill.load(std::memory_order_relaxed))
       b->highest_fill.store(c.end - c.position, std::memory_order_relaxed);
     if (load(c)) {
