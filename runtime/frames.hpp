@@ -60,8 +60,9 @@ class FrameEncoder {
   // writing the same NAME at the same time, or of an earlier run with this pid.
   std::uint64_t run_id_;
   std::string numbered_;
-  std::string ticks_;  // the tick column being built
-  std::string rows_;   // the rows without their ticks
+  std::string ticks_;           // the tick column being built
+  std::string columnar_;        // the columnar payload being built, at some offset
+  double ticks_share_ = 0.125;  // the room for ticks per byte of rows, after the last frame
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
 };
@@ -104,7 +105,7 @@ class RecordsJoin {
   std::uint64_t adds_ = 0;
   std::unordered_map<std::uint32_t, SiteChain> chains_;
   std::vector<std::uint32_t> met_;  // sites the payload being added holds
-  std::string args_;
+  std::vector<std::uint64_t> before_;
 };
 
 }  // namespace terse::detail

@@ -37,14 +37,14 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
   wire::Reader r(records);
   std::string_view base;
   if (!r.bytes(8, base)) return false;
-  bool changed = false;
   std::string& rewritten = rewritten_;
   rewritten.clear();
-  rewritten.reserve(records.size());
-  rewritten.append(base);
+  // Records go over in runs, from the end of the last record changed to the
+  // start of the next one: a payload with nothing to intern (long texts
+  // that never repeat) is not copied at all.
+  const char* unchanged_from = records.data();
   BatchRecord record;
   while (!r.empty()) {
-    const char* start = reinterpret_cast<const char*>(r.position());
     if (!next_batch_record(r, record)) {
       // Cannot happen for the collector's own bytes; they are written as they are.
       discard();
@@ -52,29 +52,29 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
       return false;
     }
     std::string_view args = record.args;
-    // The record's bytes go over as they are, up to its arguments when
-    // those change: no varint is decoded only to be encoded again.
-    std::string_view whole(start, static_cast<std::size_t>(args.data() + args.size() - start));
-    if (args.size() < kMinLength) {
-      rewritten.append(whole);
-      continue;
-    }
+    if (args.size() < kMinLength) continue;
     const SiteInfo* site =
         record.site_id == schema::kControlSiteId ? nullptr : site_info(static_cast<std::uint32_t>(record.site_id));
     args_.clear();
     // A rate-limited site's suppressed count comes before its arguments.
     std::size_t count_size = site != nullptr && site->limited ? suppressed_count_size(args) : 0;
     args_.append(args.substr(0, count_size));
-    if (site == nullptr || !rewrite_args(static_cast<std::uint32_t>(record.site_id), args.substr(count_size),
-                                         site->arg_tags.data(), site->arg_tags.size(), args_, entries, changed)) {
-      rewritten.append(whole);
-    } else {
-      std::size_t length_size = varint_size(args.size());
-      rewritten.append(start, static_cast<std::size_t>(args.data() - start) - length_size);
-      wire::put_bytes(rewritten, args_);
-    }
+    bool changed = false;
+    if (site == nullptr ||
+        !rewrite_args(static_cast<std::uint32_t>(record.site_id), args.substr(count_size), site->arg_tags.data(),
+                      site->arg_tags.size(), args_, entries, changed) ||
+        !changed)
+      continue;
+    // The record's bytes up to its arguments' length go over as they are:
+    // no varint is decoded only to be encoded again.
+    if (rewritten.empty()) rewritten.reserve(records.size());
+    std::size_t length_size = varint_size(args.size());
+    rewritten.append(unchanged_from, static_cast<std::size_t>(args.data() - unchanged_from) - length_size);
+    wire::put_bytes(rewritten, args_);
+    unchanged_from = args.data() + args.size();
   }
-  if (!changed) return false;
+  if (rewritten.empty()) return false;
+  rewritten.append(unchanged_from, static_cast<std::size_t>(records.data() + records.size() - unchanged_from));
   out.swap(rewritten);
   return true;
 }
@@ -141,7 +141,9 @@ std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, st
     for (const Text& t : known->second)
       if (t.bytes == text) id = t.id;
   }
-  if (id == 0 && seen_once_.count(hash) != 0 && text_bytes_ + length <= kMaxTextBytes) {
+  if (seen_once_.empty()) seen_once_.assign(kSeenOnceSlots, 0);
+  std::size_t& seen = seen_once_[hash % kSeenOnceSlots];
+  if (id == 0 && seen == hash && text_bytes_ + length <= kMaxTextBytes) {
     // Its second time in this file: from now on it is written once.
     id = next_id_++;
     std::vector<Text>& same_hash = texts_[hash];
@@ -159,10 +161,7 @@ std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, st
     wire::put_varint(entries, body.size());
     entries.append(body);
   }
-  if (id == 0) {
-    if (seen_once_.size() >= kMaxSeenOnce) seen_once_.clear();
-    seen_once_.insert(hash);
-  }
+  if (id == 0) seen = hash;
   return id;
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace terse::detail {
@@ -18,9 +17,11 @@ class TextInterner {
   // Strings shorter than this stay inline: zstd finds their repeats
   // within a frame anyway.
   static constexpr std::size_t kMinLength = 128;
-  // Per file: texts kept for comparison, and hashes of texts seen once.
+  // Per file: texts kept for comparison, and hashes of texts seen once
+  // (a direct-mapped table: a hash that takes another's slot only makes
+  // that text wait for its next two occurrences).
   static constexpr std::size_t kMaxTextBytes = std::size_t{16} << 20;
-  static constexpr std::size_t kMaxSeenOnce = 1 << 16;
+  static constexpr std::size_t kSeenOnceSlots = 1 << 14;
 
   // Rewrites a records payload (FORMAT.md §7): a long string argument seen
   // before in this file becomes a reference to a text entry, which is
@@ -55,8 +56,8 @@ class TextInterner {
   // Each interned text's bytes by id (empty once forgotten); they live in texts_.
   std::vector<std::string_view> by_id_;
   std::vector<std::vector<std::uint32_t>> last_text_;  // by site id, then argument
-  std::unordered_set<std::size_t> seen_once_;
-  std::vector<std::size_t> pending_;  // hashes of texts defined by the last rewrite
+  std::vector<std::size_t> seen_once_;                 // kSeenOnceSlots once a long text came
+  std::vector<std::size_t> pending_;                   // hashes of texts defined by the last rewrite
   std::size_t text_bytes_ = 0;
   std::uint32_t next_id_ = 1;
   std::string args_;

@@ -44,7 +44,7 @@ class Writer {
  private:
   void absorb(const Batch& batch);
   bool write_batch(const Batch& batch);
-  bool holds_back(const Batch& batch, std::string_view records) const;
+  std::size_t held_frame_target(const Batch& batch, std::string_view records) const;
   void append_batch_records(const Batch& batch, std::string_view records, int level, bool& hold);
   bool write_held();
   std::string_view intern_strings(const Batch& batch, int level);

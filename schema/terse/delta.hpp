@@ -15,7 +15,8 @@
 
 namespace terse::wire {
 
-enum class Delta { encode, decode };
+// `follow` decodes without writing: the values end up in `previous` only.
+enum class Delta { encode, decode, follow };
 
 // What to do with each argument of a site, worked out once from its tags.
 class DeltaPlan {
@@ -57,6 +58,11 @@ class DeltaPlan {
   template <Delta direction>
   bool apply(unsigned char* args, std::size_t size, std::uint64_t* previous) const {
     return apply<direction>(args, args, size, previous);
+  }
+
+  // The values of a coded record, into `previous`, leaving its bytes as they are.
+  bool follow(const unsigned char* args, std::size_t size, std::uint64_t* previous) const {
+    return apply<Delta::follow>(const_cast<unsigned char*>(args), args, size, previous);
   }
 
   // The same from `in` to `out`, which either do not overlap or are equal.
@@ -111,7 +117,7 @@ class DeltaPlan {
           at += length;
           continue;
       }
-      if (out != in) std::memcpy(out + at, in + at, length);  // stored as they are
+      if (direction != Delta::follow && out != in) std::memcpy(out + at, in + at, length);  // stored as they are
       at += length;
     }
     return at == size;
@@ -139,7 +145,7 @@ class DeltaPlan {
       stored = value;
     }
     previous = value;
-    std::memcpy(out, &stored, sizeof(Word));
+    if constexpr (direction != Delta::follow) std::memcpy(out, &stored, sizeof(Word));
   }
 
   std::vector<Step> steps_;

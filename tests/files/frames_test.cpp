@@ -180,3 +180,62 @@ TEST_CASE("frames are numbered from the info frame on, and a write that failed g
   auto decoded = terse::test::decode_bytes(out + batch);
   CHECK(decoded.intact());
 }
+
+namespace {
+
+// FORMAT.md §7.4 by hand: the rows of a columnar payload with their tick
+// deltas put back, as the rows of a records payload.
+std::string rows_of_columnar(std::string_view payload) {
+  wire::Reader r(payload);
+  std::string_view base, ticks_column;
+  REQUIRE(r.bytes(8, base));
+  REQUIRE(r.length_prefixed(ticks_column, payload.size()));
+  wire::Reader ticks(ticks_column);
+  std::string rows(base);
+  while (!r.empty()) {
+    std::uint64_t site = 0, thread = 0, delta = 0;
+    std::string_view args;
+    REQUIRE((r.varint(site) && r.varint(thread) && ticks.varint(delta) && r.length_prefixed(args, payload.size())));
+    wire::put_varint(rows, site);
+    wire::put_varint(rows, thread);
+    wire::put_varint(rows, delta);
+    wire::put_bytes(rows, args);
+  }
+  CHECK(ticks.empty());
+  return rows;
+}
+
+std::string records_payload(int count, std::uint64_t delta, std::size_t args_size) {
+  std::string rows;
+  wire::put_le<std::uint64_t>(rows, 123456789);
+  for (int i = 0; i < count; ++i) {
+    wire::put_varint(rows, 5 + static_cast<std::uint64_t>(i % 3));
+    wire::put_varint(rows, static_cast<std::uint64_t>(i % 2));
+    wire::put_varint(rows, delta + static_cast<std::uint64_t>(i));
+    wire::put_bytes(rows, std::string(args_size, static_cast<char>('a' + i % 26)));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("records frames are columnar, whatever share of their bytes the ticks take") {
+  FrameEncoder encoder;
+  std::string out;
+  encoder.append_file_start(out, 0, {});
+  std::size_t opening = out.size();
+  // Rows of long arguments; rows that are mostly ticks (ten-byte deltas,
+  // no arguments), which outgrow the room the first frame left for them;
+  // then long arguments again, after a frame of many ticks.
+  std::vector<std::string> payloads{records_payload(2000, 3, 300), records_payload(50000, 1ull << 62, 0),
+                                    records_payload(3000, 1, 40), records_payload(1, 0, 0)};
+  for (const auto& payload : payloads) encoder.append_records(out, schema::FrameType::records, payload, 0);
+  auto frames = walk(out, opening);
+  REQUIRE(frames.size() == payloads.size());
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    INFO("frame " << i);
+    CHECK(frames[i].header.type == static_cast<std::uint8_t>(schema::FrameType::records_columnar));
+    // The frame numbers: preamble and info frame 0, calibration 1, then these.
+    CHECK(rows_of_columnar(frames[i].stored) == numbered_records(payloads[i], 2 + i));
+  }
+}
