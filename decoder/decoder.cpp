@@ -741,7 +741,7 @@ bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uin
 bool StreamDecoder::State::next_in_frame(Record& record) {
   wire::Reader& r = cursor;
   while (!r.empty()) {
-    std::uint64_t site_id, thread_index, delta, args_size;
+    std::uint64_t site_id, thread_index, delta = 0, args_size;
     std::string_view args;
     if (!r.varint(site_id) || !r.varint(thread_index) || (!cursor_columnar && !r.varint(delta)) ||
         !r.varint(args_size) || !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
