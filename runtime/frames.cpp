@@ -28,27 +28,10 @@ constexpr std::size_t kDictionaryFrameBytes = 1 << 20;
 // Only worth compressing from this size on.
 constexpr std::size_t kMinCompressedPayload = 64;
 
-// Rows are a few bytes here and there: copies of up to 16 bytes stay
-// inline (two overlapping loads and stores), the rest go to memcpy.
+// Rows are a few bytes here and there, moved with wire::copy_short.
 char* copy_bytes(char* out, const unsigned char* from, const unsigned char* to) {
   auto n = static_cast<std::size_t>(to - from);
-  if (n > 16) {
-    std::memcpy(out, from, n);
-  } else if (n >= 8) {
-    std::uint64_t head, tail;
-    std::memcpy(&head, from, 8);
-    std::memcpy(&tail, to - 8, 8);
-    std::memcpy(out, &head, 8);
-    std::memcpy(out + n - 8, &tail, 8);
-  } else if (n >= 4) {
-    std::uint32_t head, tail;
-    std::memcpy(&head, from, 4);
-    std::memcpy(&tail, to - 4, 4);
-    std::memcpy(out, &head, 4);
-    std::memcpy(out + n - 4, &tail, 4);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>(from[i]);
-  }
+  wire::copy_short(out, from, n);
   return out + n;
 }
 
@@ -133,6 +116,13 @@ void FrameEncoder::prepare(std::size_t bytes) {
   prefault(numbered_, bytes + 64);
   prefault(columnar_, bytes + bytes / 8);
   prefault(ticks_, bytes / 8);
+}
+
+bool FrameEncoder::release_memory(std::size_t bytes) {
+  if (columnar_.capacity() <= 2 * (bytes + bytes / 8)) return false;
+  for (std::string* buffer : {&scratch_, &numbered_, &columnar_, &ticks_}) std::string().swap(*buffer);
+  prepare(bytes);
+  return true;
 }
 
 // The payload with the frame's number where its type carries one (FORMAT.md

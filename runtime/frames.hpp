@@ -49,6 +49,9 @@ class FrameEncoder {
   // batches are not written slower than later ones.
   void prepare(std::size_t bytes);
   void discard_numbers() { next_number_ = kept_number_; }
+  // Buffers grown past twice what payloads of `bytes` need shrink back to
+  // that; false when none had.
+  bool release_memory(std::size_t bytes);
 
  private:
   std::string_view numbered(schema::FrameType type, std::string_view payload);
@@ -87,6 +90,8 @@ class RecordsJoin {
   void keep();
   void give_back();
   void clear();
+  // The payload's memory, once empty (clear()), goes back.
+  void release_memory() { std::string().swap(payload_); }
 
  private:
   struct SiteChain {

@@ -93,6 +93,11 @@ bool discard(char* memory, std::size_t bytes) noexcept;
 // call. Free it with unmap_populated(memory, huge_ring_bytes(bytes)).
 char* map_huge(std::size_t bytes) noexcept;
 std::size_t huge_ring_bytes(std::size_t bytes) noexcept;
+// Hands memory the process freed back to the system where the allocator
+// keeps it (glibc keeps a freed block of a few MiB in its arena once it has
+// seen blocks that size come and go). For the rare moment a buffer that
+// grew for a burst shrinks again; a no-op where there is nothing to do.
+void return_freed_memory() noexcept;
 
 // The other half of a compiler-only barrier in another thread of the
 // process: once this returns, every other thread has passed a full memory

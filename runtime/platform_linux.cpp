@@ -3,6 +3,7 @@
 
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -224,6 +225,12 @@ char* map_huge(std::size_t bytes) noexcept {
 }
 
 #endif
+
+void return_freed_memory() noexcept {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
 
 #if !defined(TERSE_MALLOC_ONLY)
 

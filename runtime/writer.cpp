@@ -36,6 +36,8 @@ constexpr auto kHoldLimit = std::chrono::milliseconds(10);
 constexpr std::size_t kLongTextFrameBytes = 4 * kBatchTargetBytes;
 constexpr std::size_t kLongTextRecordBytes = 256;  // on average, for a batch to count as one of long texts
 
+bool of_long_texts(const Batch& batch) { return batch.records.size() >= kLongTextRecordBytes * batch.record_count; }
+
 }  // namespace
 
 Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
@@ -202,6 +204,16 @@ bool Writer::write_batch(const Batch& batch) {
     held_.keep();
   } else {
     held_.clear();
+    // Frames of long texts are over: the memory they took goes back, as
+    // a batch grown while the writer was behind gives its own back.
+    if (batch.record_count > 0 && !of_long_texts(batch)) {
+      if (frames_.release_memory(kBatchPreparedBytes)) {
+        held_.release_memory();
+        std::string().swap(out_);
+        prefault(out_, ZSTD_compressBound(kBatchPreparedBytes) + 4096);
+        return_freed_memory();
+      }
+    }
   }
   replay_dictionary_ = false;
   counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
@@ -222,8 +234,7 @@ std::size_t Writer::held_frame_target(const Batch& batch, std::string_view recor
                   !requests_.crashing.load(std::memory_order_relaxed) && config_.compression_level != 0 &&
                   batch.records.size() >= kBatchTargetBytes;
   if (!holdable) return 0;
-  bool long_texts = batch.records.size() >= kLongTextRecordBytes * batch.record_count;
-  if (long_texts && records.size() >= kBatchTargetBytes / 2) return kLongTextFrameBytes;
+  if (of_long_texts(batch) && records.size() >= kBatchTargetBytes / 2) return kLongTextFrameBytes;
   return records.size() < kBatchTargetBytes / 2 ? kBatchTargetBytes : 0;
 }
 

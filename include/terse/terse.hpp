@@ -125,8 +125,9 @@ struct Config {
   // pages (Linux, unless the system turned them off): a call that crosses
   // into the next 4 KiB page otherwise misses the TLB, which costs hundreds
   // of nanoseconds on virtual machines, in one call out of every 70 or so.
-  // Such a buffer takes whole huge pages, 2 MiB for the default 1 MiB.
-  // Needs Linux's membarrier, as release_idle_after does.
+  // Such a buffer takes whole huge pages, 2 MiB for the default 1 MiB, so
+  // only the first max(8, twice the CPUs) threads to fill half of theirs
+  // get them. Needs Linux's membarrier, as release_idle_after does.
   bool huge_pages = true;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;  // start a new file past this size
   bool roll_daily = true;                               // and at local midnight

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <terse/schema.hpp>
+#include <terse/wire.hpp>
 
 namespace terse::wire {
 
@@ -81,7 +82,7 @@ class DeltaPlan {
       if (step.op == Op::string || step.op == Op::sized) {
         std::size_t length = variable_size(step.op, in + at, size - at);
         if (length == 0) return false;
-        if (direction != Delta::follow && out != in) copy_stored(out + at, in + at, length);
+        if (direction != Delta::follow && out != in) wire::copy_short(out + at, in + at, length);  // stored as they are
         at += length;
         ++i;
         continue;
@@ -164,27 +165,6 @@ class DeltaPlan {
     std::memcpy(&value_size, in, 4);
     if (available - 4 < value_size) return 0;
     return 4 + std::size_t{value_size};
-  }
-
-  // Strings as they are. Most are short: a call to memcpy for each cost
-  // more than the copy, so up to 32 bytes are moved inline, in two
-  // overlapping halves.
-  static void copy_stored(unsigned char* out, const unsigned char* in, std::size_t length) {
-    if (length < 8 || length > 32) {
-      std::memcpy(out, in, length);
-    } else if (length <= 16) {
-      std::uint64_t head, tail;
-      std::memcpy(&head, in, 8);
-      std::memcpy(&tail, in + length - 8, 8);
-      std::memcpy(out, &head, 8);
-      std::memcpy(out + length - 8, &tail, 8);
-    } else {
-      unsigned char head[16], tail[16];
-      std::memcpy(head, in, 16);
-      std::memcpy(tail, in + length - 16, 16);
-      std::memcpy(out, head, 16);
-      std::memcpy(out + length - 16, tail, 16);
-    }
   }
 
   // The bytes past the argument go back as they were read, so that the

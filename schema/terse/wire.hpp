@@ -52,6 +52,37 @@ inline char* write_varint(char* out, std::uint64_t value) {
   return out;
 }
 
+// Copies of a few bytes, as records are made of: up to 32 bytes move
+// inline in two overlapping halves, where a call to memcpy for each cost
+// more than the copy. `out` and `in` do not overlap.
+inline void copy_short(void* out, const void* in, std::size_t n) {
+  auto* to = static_cast<unsigned char*>(out);
+  const auto* from = static_cast<const unsigned char*>(in);
+  if (n > 32) {
+    std::memcpy(to, from, n);
+  } else if (n >= 16) {
+    unsigned char head[16], tail[16];
+    std::memcpy(head, from, 16);
+    std::memcpy(tail, from + n - 16, 16);
+    std::memcpy(to, head, 16);
+    std::memcpy(to + n - 16, tail, 16);
+  } else if (n >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + n - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + n - 4, &tail, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
+
 inline void put_bytes(std::string& out, std::string_view bytes) {
   put_varint(out, bytes.size());
   out.append(bytes);

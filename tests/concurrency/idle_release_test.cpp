@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <latch>
 #include <map>
 #include <random>
 #include <string>
@@ -321,4 +322,40 @@ TEST_CASE("a moved buffer given back when idle takes its memory again and logs o
   // Given back, the ring left its huge pages; busy again, it may move again.
   CHECK(moved >= (huge_pages_offered() ? 1 : 0));
   require_every_record(decode_dir(dir.path()), {total});
+}
+
+TEST_CASE("only a few busy threads' buffers take huge pages, however many threads log", "[concurrency]") {
+  if (!huge_pages_offered()) return;
+  // A buffer on huge pages takes 2 MiB: with hundreds of busy threads each
+  // with its own, a program took 626 MiB at its peak instead of 225.
+  const std::size_t most_huge_rings = std::max(8u, 2 * std::thread::hardware_concurrency());
+  const std::size_t threads_logging = most_huge_rings + 4;
+  constexpr std::size_t kRingBytes = 64 * 1024;
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.thread_buffer_bytes = kRingBytes;
+  config.release_idle_after = 0ms;
+  terse::start(config);
+  const std::uint64_t per_thread = 6 * kRingBytes / 160;
+  std::vector<std::uint64_t> logged(threads_logging);
+  std::vector<std::thread> threads;
+  // Each thread logs on until as many rings as may have moved, then on past
+  // that: every thread's ring is found drained again and again. They all
+  // stay until the last is done: the buffer of a thread that ended no
+  // longer counts, and another thread's may move then.
+  std::latch all_done(static_cast<std::ptrdiff_t>(threads_logging));
+  std::latch counted(1);
+  for (std::size_t t = 0; t < threads_logging; ++t)
+    threads.emplace_back([&, t] {
+      logged[t] = log_until_moved(t, most_huge_rings, per_thread);
+      all_done.count_down();
+      counted.wait();
+    });
+  all_done.wait();
+  const std::uint64_t moved = terse::stats().rings_on_huge_pages;
+  counted.count_down();
+  for (auto& thread : threads) thread.join();
+  terse::stop();
+  CHECK(moved == most_huge_rings);
+  require_every_record(decode_dir(dir.path()), logged);
 }
