@@ -25,13 +25,6 @@ constexpr std::uint32_t kDropRecordArgs = 1 + 8 + 8 + 8;
 constexpr auto kSmallBatchDelay = 10ms;
 constexpr std::size_t kSmallBatchBytes = 4096;
 
-template <typename Entry>
-void append_entry(std::string& dictionary, const Entry& entry) {
-  std::size_t at = dictionary.size();
-  dictionary.resize(at + schema::entry_size(entry));
-  schema::encode_entry(entry, dictionary.data() + at, dictionary.data() + dictionary.size());
-}
-
 }  // namespace
 
 Collector::Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
@@ -197,7 +190,7 @@ void Collector::describe_site(Batch& batch, std::uint32_t id) {
     std::this_thread::yield();
     site = site_info(id);
   }
-  append_entry(batch.dictionary, site->entry());
+  schema::append_entry(batch.dictionary, site->entry());
   sites_written_[id] = true;
 }
 
@@ -221,8 +214,9 @@ void Collector::describe_thread(Batch& batch, const ThreadBuffer& b) {
   if (b.index >= threads_written_.size())
     threads_written_.resize(std::max<std::size_t>(b.index + 1, threads_written_.size() * 2));
   if (threads_written_[b.index]) return;
-  append_entry(batch.dictionary,
-               schema::ThreadEntry{b.index, b.os_tid, std::string_view(b.name, ::strnlen(b.name, sizeof b.name))});
+  schema::append_entry(
+      batch.dictionary,
+      schema::ThreadEntry{b.index, b.os_tid, std::string_view(b.name, ::strnlen(b.name, sizeof b.name))});
   threads_written_[b.index] = true;
 }
 

@@ -22,6 +22,20 @@ namespace {
 // An exclusive create gives up after this many names in use.
 constexpr int kCreateAttempts = 1000;
 
+// A log file's descriptor is moved up to this number or above where the
+// process may have that many open: a daemon that closes every descriptor
+// after start-up and opens its own files then gets low numbers, never the
+// log's (the writer checks each write's descriptor besides; this keeps
+// the moment between that check and the write from meeting such a file).
+constexpr int kFirstLogDescriptor = 256;
+
+int moved_up(int fd) {
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kFirstLogDescriptor);
+  if (high < 0) return fd;  // the limit is lower: it stays where it is
+  ::close(fd);
+  return high;
+}
+
 }  // namespace
 
 std::string FileSet::local_date(std::int64_t unix_ns) {
@@ -78,7 +92,7 @@ FileSet::Opened FileSet::create_next(std::int64_t now_ns) {
       opened.message = "cannot create " + path + ": " + std::strerror(errno);
       return opened;
     }
-    opened.fd = fd;
+    opened.fd = moved_up(fd);
     opened.path = std::move(path);
     opened.sequence = sequence_++;
     return opened;

@@ -31,6 +31,16 @@ std::size_t varint_size(std::uint64_t value) {
   return size;
 }
 
+// FORMAT.md §6 kind 3: a text entry, id and bytes.
+void append_text_entry(std::string& entries, std::uint32_t id, std::string_view text) {
+  std::string body;
+  wire::put_varint(body, id);
+  wire::put_bytes(body, text);
+  entries.push_back(static_cast<char>(schema::DictKind::text));
+  wire::put_varint(entries, body.size());
+  entries.append(body);
+}
+
 }  // namespace
 
 bool TextInterner::rewrite(std::string_view records, std::string& out, std::string& entries) {
@@ -154,12 +164,7 @@ std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, st
     by_id_[id] = same_hash.back().bytes;
     text_bytes_ += length;
     pending_.push_back(hash);
-    std::string body;
-    wire::put_varint(body, id);
-    wire::put_bytes(body, text);
-    entries.push_back(static_cast<char>(schema::DictKind::text));
-    wire::put_varint(entries, body.size());
-    entries.append(body);
+    append_text_entry(entries, id, text);
   }
   if (id == 0) seen = hash;
   return id;
@@ -179,6 +184,11 @@ void TextInterner::discard() {
     if (list.empty()) texts_.erase(it);
   }
   pending_.clear();
+}
+
+void TextInterner::append_known_entries(std::string& entries) const {
+  for (std::uint32_t id = 1; id < by_id_.size(); ++id)
+    if (!by_id_[id].empty()) append_text_entry(entries, id, by_id_[id]);
 }
 
 void TextInterner::new_file() {

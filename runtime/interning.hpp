@@ -34,6 +34,9 @@ class TextInterner {
   void discard();
   // A new file starts: texts of the old one cannot be referred to.
   void new_file();
+  // The entries of every text this file refers to, for a file that takes
+  // over from one lost in the middle (records held back refer to them).
+  void append_known_entries(std::string& entries) const;
 
  private:
   struct Text {

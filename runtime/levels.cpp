@@ -222,20 +222,27 @@ void write_suppressed(const std::vector<Pending>& pending) noexcept {
   }
 }
 
+using NoticeSignature = decltype(signature_of(std::string_view{}));
+constexpr auto kNoticeTags = NoticeSignature::tags("{}");
+
+// The site of terse's own records at level L; 0 when it cannot be registered.
 template <Level L>
-void notice_at(std::string_view text) noexcept {
-  using signature = decltype(signature_of(text));
-  static constexpr auto tags = signature::tags("{}");
+std::uint32_t notice_site() noexcept {
   static constinit Site site{"{}",
                              "terse",
                              0,
                              static_cast<std::uint8_t>(L),
-                             static_cast<std::uint8_t>(signature::size),
-                             tags.data(),
-                             signature::describer()};
+                             static_cast<std::uint8_t>(NoticeSignature::size),
+                             kNoticeTags.data(),
+                             NoticeSignature::describer()};
   std::uint32_t id = site.id.load(std::memory_order_acquire);
-  if (id == 0) id = register_site(site);
-  if (id != 0) log_impl<tags>(id, {}, std::index_sequence_for<std::string_view>{}, text);
+  return id != 0 ? id : register_site(site);
+}
+
+template <Level L>
+void notice_at(std::string_view text) noexcept {
+  if (std::uint32_t id = notice_site<L>())
+    log_impl<kNoticeTags>(id, {}, std::index_sequence_for<std::string_view>{}, text);
 }
 
 }  // namespace
@@ -375,6 +382,17 @@ void levels_after_fork_in_child() noexcept {
   s.running = false;
   rewrite_gates(s);
   s.mutex.unlock();
+}
+
+std::uint32_t notice_site_id(Level level) noexcept {
+  switch (level) {
+    case Level::info:
+      return notice_site<Level::info>();
+    case Level::warn:
+      return notice_site<Level::warn>();
+    default:
+      return notice_site<Level::error>();
+  }
 }
 
 void log_notice(Level level, std::string_view text) noexcept {

@@ -62,6 +62,9 @@ void levels_after_fork_in_child() noexcept;
 // A record from terse itself (file "terse"), past every gate: what became
 // of a levels file, for instance. Discarded when the logger is not running.
 void log_notice(Level level, std::string_view text) noexcept;
+// The site of those records (its arguments: one string), for a record the
+// writer puts into a file itself; 0 when it cannot be registered.
+std::uint32_t notice_site_id(Level level) noexcept;
 
 // Reads Config::levels_file at start and, on a thread of its own, whenever
 // its content changes.

@@ -131,7 +131,7 @@ class Logger {
     }
     // Nobody answered (an IO thread crashed, or is stuck, say on a heap lock
     // the crashing thread held): write what the buffers hold from here.
-    write_buffers_for_crash(writer_.current_fd(), emergency_.data(), emergency_.size());
+    write_buffers_for_crash(writer_.crash_fd(), emergency_.data(), emergency_.size());
   }
 
   // True once flush `sequence` is written; false after a second without

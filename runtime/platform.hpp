@@ -135,4 +135,18 @@ void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept
 // with errno set when it failed.
 bool sync_data(int fd) noexcept;
 
+// Which file a descriptor or a path names: the same device and inode are the
+// same file. `links` counts the file's names, 0 once it is removed.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t links = 0;
+  bool same_file(const FileIdentity& other) const noexcept { return device == other.device && inode == other.inode; }
+};
+// False, with errno set, when `fd` is not open. Async-signal-safe: the crash
+// path asks it before writing.
+bool descriptor_identity(int fd, FileIdentity& out) noexcept;
+// False, with errno set, when nothing is at `path`.
+bool path_identity(const char* path, FileIdentity& out) noexcept;
+
 }  // namespace terse::detail

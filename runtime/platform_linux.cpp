@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,5 +287,26 @@ void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept
 }
 
 bool sync_data(int fd) noexcept { return ::fdatasync(fd) == 0; }
+
+namespace {
+FileIdentity identity_from(const struct stat& status) noexcept {
+  return {static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino),
+          static_cast<std::uint64_t>(status.st_nlink)};
+}
+}  // namespace
+
+bool descriptor_identity(int fd, FileIdentity& out) noexcept {
+  struct stat status;
+  if (::fstat(fd, &status) != 0) return false;
+  out = identity_from(status);
+  return true;
+}
+
+bool path_identity(const char* path, FileIdentity& out) noexcept {
+  struct stat status;
+  if (::stat(path, &status) != 0) return false;
+  out = identity_from(status);
+  return true;
+}
 
 }  // namespace terse::detail

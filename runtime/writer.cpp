@@ -5,13 +5,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include <zstd.h>
 
+#include <terse/dictionary.hpp>
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "levels.hpp"
+#include "registry.hpp"
 
 namespace terse::detail {
 namespace {
@@ -35,6 +39,10 @@ constexpr auto kHoldLimit = std::chrono::milliseconds(10);
 // record, which batches of short records would pay for without the gain.
 constexpr std::size_t kLongTextFrameBytes = 4 * kBatchTargetBytes;
 constexpr std::size_t kLongTextRecordBytes = 256;  // on average, for a batch to count as one of long texts
+
+// How often the writer looks whether its file's path still names the file
+// (the directory removed by an operator or a cleanup job, the file renamed).
+constexpr auto kPathCheckInterval = std::chrono::seconds(1);
 
 bool of_long_texts(const Batch& batch) { return batch.records.size() >= kLongTextRecordBytes * batch.record_count; }
 
@@ -138,7 +146,7 @@ bool Writer::sync_due() const {
 }
 
 void Writer::sync_file() {
-  if (fd_ < 0 || unsynced_bytes_ == 0) return;
+  if (fd_ < 0 || unsynced_bytes_ == 0 || !descriptor_is_ours()) return;
   if (!sync_data(fd_)) {
     counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
     config_.on_error("fdatasync of " + path_ + " failed: " + std::strerror(errno));
@@ -156,10 +164,13 @@ void Writer::absorb(const Batch& batch) {
 
 // False when the batch did not reach the file (the file is left as it was).
 bool Writer::write_batch(const Batch& batch) {
+  check_file();
   // Whoever waits for this batch waits for what came before it too.
   bool urgent = batch.flush_sequence != 0 || batch.last || requests_.crashing.load(std::memory_order_relaxed);
-  if (!held_.empty() &&
-      (fd_ < 0 || files_.roll_due(file_bytes_, realtime_ns()) || (urgent && batch.record_count == 0)) && !write_held())
+  // Without a file (one given up in the middle), the held records go into
+  // the next with this batch.
+  if (!held_.empty() && fd_ >= 0 &&
+      (files_.roll_due(file_bytes_, realtime_ns()) || (urgent && batch.record_count == 0)) && !write_held())
     return false;
   if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
   if (!files_enabled_) {
@@ -199,11 +210,20 @@ bool Writer::write_batch(const Batch& batch) {
     return false;
   }
   interner_.confirm();
+  if (batch.record_count > 0) {
+    if (file_records_ == 0)
+      file_first_ticks_ =
+          wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+    file_records_ += batch.record_count;
+    file_last_ticks_ = batch.last_ticks;
+  }
   if (hold) {
     if (!was_holding) held_since_ = std::chrono::steady_clock::now();
     held_.keep();
+    held_records_ += batch.record_count;
   } else {
     held_.clear();
+    held_records_ = 0;
     // Frames of long texts are over: the memory they took goes back, as
     // a batch grown while the writer was behind gives its own back.
     if (batch.record_count > 0 && !of_long_texts(batch)) {
@@ -263,10 +283,13 @@ void Writer::append_batch_records(const Batch& batch, std::string_view records, 
 
 // The held records alone, in their frame: a deadline passed, or the file ends.
 bool Writer::write_held() {
+  check_file();
+  if (fd_ < 0 && !open_file(false)) return false;
   out_.clear();
   frames_.append_records(out_, schema::FrameType::records, held_.payload(), level());
   if (!append_to_file(out_)) return false;
   held_.clear();
+  held_records_ = 0;
   return true;
 }
 
@@ -320,6 +343,9 @@ bool Writer::write_all(std::string_view bytes) {
 // holds the batch and retries (callers block as buffers fill), the drop
 // policy counts its records as lost. Stopping gives up holding.
 bool Writer::write_failed(const Batch& batch) {
+  // The descriptor was closed between the check and the write: the next
+  // file takes the batch at once, whatever the policy.
+  if (fd_ >= 0 && !descriptor_is_ours() && write_batch(batch)) return true;
   bool hold = config_.overflow == Overflow::block;
   if (!failing_) {
     failing_ = true;
@@ -373,25 +399,29 @@ std::uint64_t Writer::log_records_in(const Batch& batch, std::uint64_t& drops) {
 }
 
 // Writes work again: say so, and put the loss into the log itself.
+// FORMAT.md §7: a "dropped" control record, into out_; thread index 0
+// stands for the writer, since the lost records came from any thread.
+void Writer::append_dropped_record(std::uint64_t count, std::uint64_t first_ticks, std::uint64_t last_ticks) {
+  std::string payload;
+  wire::put_le<std::uint64_t>(payload, last_ticks);
+  std::string args;
+  args.push_back(static_cast<char>(schema::ControlKind::dropped));
+  wire::put_le<std::uint64_t>(args, count);
+  wire::put_le<std::uint64_t>(args, first_ticks);
+  wire::put_le<std::uint64_t>(args, last_ticks);
+  wire::put_varint(payload, schema::kControlSiteId);
+  wire::put_varint(payload, 0);
+  wire::put_varint(payload, 0);
+  wire::put_bytes(payload, args);
+  frames_.append_records(out_, schema::FrameType::records, payload, 0);
+}
+
 void Writer::write_recovered() {
   failing_ = false;
   std::string note = "writing " + path_ + " works again";
   if (lost_records_ > 0) {
-    // FORMAT.md §7: a "dropped" control record; thread index 0 stands for
-    // the writer, since the lost records came from any thread.
-    std::string payload;
-    wire::put_le<std::uint64_t>(payload, lost_last_ticks_);
-    std::string args;
-    args.push_back(static_cast<char>(schema::ControlKind::dropped));
-    wire::put_le<std::uint64_t>(args, lost_records_);
-    wire::put_le<std::uint64_t>(args, lost_first_ticks_);
-    wire::put_le<std::uint64_t>(args, lost_last_ticks_);
-    wire::put_varint(payload, schema::kControlSiteId);
-    wire::put_varint(payload, 0);
-    wire::put_varint(payload, 0);
-    wire::put_bytes(payload, args);
     out_.clear();
-    frames_.append_records(out_, schema::FrameType::records, payload, 0);
+    append_dropped_record(lost_records_, lost_first_ticks_, lost_last_ticks_);
     if (append_to_file(out_)) {
       note += "; " + std::to_string(lost_records_) + " records logged in the meantime are lost, as the log now says";
       lost_records_ = 0;
@@ -402,6 +432,13 @@ void Writer::write_recovered() {
 
 bool Writer::open_file(bool throw_on_error) {
   FileSet::Opened opened = files_.create_next(realtime_ns());
+  if (opened.fd < 0 && opened.error == ENOENT) {
+    // The directory is gone (removed while the program ran): made again,
+    // as start() makes it.
+    std::error_code ignored;
+    std::filesystem::create_directories(config_.directory, ignored);
+    opened = files_.create_next(realtime_ns());
+  }
   if (opened.fd < 0) {
     if (throw_on_error) throw Error("terse: " + opened.message);
     if (opened.error != 0) {
@@ -416,13 +453,20 @@ bool Writer::open_file(bool throw_on_error) {
     ::close(fd_);
   }
   fd_ = opened.fd;
+  file_identity_ = {};
+  descriptor_identity(fd_, file_identity_);
+  file_device_.store(file_identity_.device, std::memory_order_relaxed);
+  file_inode_.store(file_identity_.inode, std::memory_order_relaxed);
   current_fd_.store(fd_, std::memory_order_release);
+  path_checked_ = std::chrono::steady_clock::now();
   path_ = std::move(opened.path);
   file_sequence_ = opened.sequence;
   file_bytes_ = 0;
-  interner_.new_file();
+  file_records_ = held_records_;  // records held back go into this file
+  if (!continues_lost_file_) interner_.new_file();
   counters_.files_opened.fetch_add(1, std::memory_order_relaxed);
   file_started_ = write_file_start();
+  if (file_started_ && continues_lost_file_) report_replaced_file();
   std::size_t removed = files_.apply_retention(path_, config_.on_error);
   counters_.files_removed.fetch_add(removed, std::memory_order_relaxed);
   return file_started_;
@@ -434,9 +478,122 @@ bool Writer::write_file_start() {
   out_.clear();
   frames_.append_file_start(out_, file_sequence_, calibration_written_);
   frames_.append_dictionary(out_, dictionary_, config_.compression_level);
+  if (continues_lost_file_) {
+    std::string texts;
+    interner_.append_known_entries(texts);
+    if (!texts.empty()) frames_.append_dictionary(out_, texts, config_.compression_level);
+  }
   if (!open_contexts_.empty())
     frames_.append_records(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
+}
+
+int Writer::crash_fd() const noexcept {
+  int fd = current_fd_.load(std::memory_order_acquire);
+  FileIdentity now;
+  if (fd < 0 || !descriptor_identity(fd, now)) return -1;
+  bool ours = now.device == file_device_.load(std::memory_order_relaxed) &&
+              now.inode == file_inode_.load(std::memory_order_relaxed);
+  return ours ? fd : -1;
+}
+
+bool Writer::descriptor_is_ours() const {
+  FileIdentity now;
+  return descriptor_identity(fd_, now) && now.same_file(file_identity_);
+}
+
+// Before each write: a daemon that closes every descriptor after start-up
+// (closefrom(3)) and then opens a file of its own gets this file's number,
+// and every frame after would go into the application's file. About once a
+// second: whether the path still names the file, which an operator's
+// rm -rf of the directory or a rename leaves the writer writing into a file
+// nobody will read.
+void Writer::check_file() {
+  if (fd_ < 0) return;
+  if (!descriptor_is_ours()) return give_up_file(true);
+  auto now = std::chrono::steady_clock::now();
+  if (now - path_checked_ < kPathCheckInterval) return;
+  path_checked_ = now;
+  FileIdentity named;
+  if (path_identity(path_.c_str(), named) && named.same_file(file_identity_)) return;
+  give_up_file(false);
+}
+
+// The next file is opened as for a roll, but continues this one's interned
+// texts (records held back refer to them) and starts with a report.
+// A descriptor that is no longer the writer's is never closed: its number
+// may be the application's now.
+void Writer::give_up_file(bool descriptor_lost) {
+  FileIdentity now;
+  bool removed = !descriptor_lost && descriptor_identity(fd_, now) && now.links == 0;
+  lost_path_ = path_;
+  lost_with_file_ = 0;
+  if (descriptor_lost) {
+    lost_reason_ = "its descriptor " + std::to_string(fd_) +
+                   " was closed by the application (terse neither writes to nor closes that number now)";
+  } else if (removed) {
+    lost_reason_ = "it was removed";
+    lost_with_file_ = file_records_ - std::min(file_records_, held_records_);
+    lost_first_ticks_in_file_ = file_first_ticks_;
+    lost_last_ticks_in_file_ = file_last_ticks_;
+  } else {
+    lost_reason_ = "its name now belongs to another file or none (renamed or moved; what it holds is still there)";
+  }
+  if (!descriptor_lost) {
+    sync_file();
+    ::close(fd_);
+  }
+  fd_ = -1;
+  current_fd_.store(-1, std::memory_order_release);
+  unsynced_bytes_ = 0;
+  file_started_ = false;
+  continues_lost_file_ = true;
+}
+
+// On the error callback, and into the new file: a "dropped" record for the
+// records that went with a removed file (the decoder reports them as it
+// reports any drop), and a record from terse that says what happened.
+// Written here, not logged: the file may be lost while the last batch is
+// written at stop, after which a record logged would never reach a file.
+// Stamped with the old file's last record, ahead of the records that follow.
+void Writer::report_replaced_file() {
+  std::string message =
+      "log file " + lost_path_ + " was given up, as " + lost_reason_ + "; writing goes on in " + path_;
+  std::uint64_t stamp = file_last_ticks_ != 0 ? file_last_ticks_ : ticks();
+  out_.clear();
+  if (lost_with_file_ > 0) {
+    message += "; the " + std::to_string(lost_with_file_) + " records written to it are gone with it";
+    append_dropped_record(lost_with_file_, lost_first_ticks_in_file_, lost_last_ticks_in_file_);
+  }
+  append_notice(message, stamp);
+  append_to_file(out_);
+  continues_lost_file_ = false;
+  lost_with_file_ = 0;
+  config_.on_error(message);
+}
+
+// A record of terse's own warn site (levels.hpp, log_notice), with its
+// site's entry ahead of it: the collector describes a site only once a
+// record of it passes through, which this one never does.
+void Writer::append_notice(const std::string& text, std::uint64_t stamp) {
+  std::uint32_t id = notice_site_id(Level::warn);
+  const SiteInfo* site = id != 0 ? site_info(id) : nullptr;
+  if (site == nullptr) return;
+  std::string entry;
+  schema::append_entry(entry, site->entry());
+  dictionary_.append(entry);  // and into every later file
+  frames_.append_dictionary(out_, entry, 0);
+  std::string args;
+  std::size_t length = std::min<std::size_t>(text.size(), schema::kStringLengthMask);
+  wire::put_le<std::uint32_t>(args, static_cast<std::uint32_t>(length));  // FORMAT.md §8: a string
+  args.append(text, 0, length);
+  std::string payload;
+  wire::put_le<std::uint64_t>(payload, stamp);
+  wire::put_varint(payload, id);
+  wire::put_varint(payload, 0);  // thread index 0: the writer
+  wire::put_varint(payload, 0);
+  wire::put_bytes(payload, args);
+  frames_.append_records(out_, schema::FrameType::records, payload, 0);
 }
 
 }  // namespace terse::detail

@@ -17,6 +17,7 @@
 #include "frames.hpp"
 #include "interning.hpp"
 #include "pipeline.hpp"
+#include "platform.hpp"
 #include "view.hpp"
 
 namespace terse::detail {
@@ -38,8 +39,10 @@ class Writer {
   // The thread's body: returns after writing the collector's last batch.
   void run();
 
-  // The file being written, for the crash path (-1 before the first).
-  int current_fd() const noexcept { return current_fd_.load(std::memory_order_acquire); }
+  // The file being written, for the crash path: -1 before the first, and
+  // when its descriptor no longer names it (closed by the application, its
+  // number maybe reused for a file of the application's own).
+  int crash_fd() const noexcept;
 
  private:
   void absorb(const Batch& batch);
@@ -60,6 +63,12 @@ class Writer {
   void sync_file();
   bool open_file(bool throw_on_error);
   bool write_file_start();
+  bool descriptor_is_ours() const;
+  void check_file();
+  void give_up_file(bool descriptor_lost);
+  void report_replaced_file();
+  void append_notice(const std::string& text, std::uint64_t stamp);
+  void append_dropped_record(std::uint64_t count, std::uint64_t first_ticks, std::uint64_t last_ticks);
 
   const Config& config_;
   BatchQueue& queue_;
@@ -73,6 +82,30 @@ class Writer {
 
   int fd_ = -1;
   std::atomic<int> current_fd_{-1};
+  // What fd_ named when it was opened: a descriptor that names another
+  // file, or nothing, was closed behind the writer's back (a daemon's
+  // closefrom()), and its number may be the application's now. The atomics
+  // are for the crash path.
+  FileIdentity file_identity_;
+  std::atomic<std::uint64_t> file_device_{0};
+  std::atomic<std::uint64_t> file_inode_{0};
+  // When the path was last checked to still name fd_'s file (the directory
+  // or the file removed, the file renamed).
+  std::chrono::steady_clock::time_point path_checked_{};
+  // The log records written to the current file, and their first and last
+  // ticks: what a removed file took with it.
+  std::uint64_t file_records_ = 0;
+  std::uint64_t file_first_ticks_ = 0;
+  std::uint64_t file_last_ticks_ = 0;
+  // The file was given up in the middle (give_up_file()): the next one
+  // continues its interned texts, which records held back refer to, and
+  // says what became of it.
+  bool continues_lost_file_ = false;
+  std::string lost_path_;
+  std::string lost_reason_;
+  std::uint64_t lost_with_file_ = 0;
+  std::uint64_t lost_first_ticks_in_file_ = 0;
+  std::uint64_t lost_last_ticks_in_file_ = 0;
   std::string path_;
   std::uint32_t file_sequence_ = 0;
   std::uint64_t file_bytes_ = 0;
@@ -97,6 +130,7 @@ class Writer {
   // one frame with the batches after them (see holds_back()), and since when.
   RecordsJoin held_;
   std::chrono::steady_clock::time_point held_since_{};
+  std::uint64_t held_records_ = 0;
   // Config::fastest_compression_level: the level records are compressed at
   // now, and how many batches in a row found the writer caught up.
   int level_;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include <terse/schema.hpp>
@@ -99,6 +100,14 @@ char* encode_entry(const Entry& entry, char* out, const char* end) {
   *out++ = static_cast<char>(dictionary_detail::kind_of(entry));
   out = wire::write_varint(out, body);
   return dictionary_detail::put_body(out, entry);
+}
+
+// The entry appended to `dictionary`.
+template <typename Entry>
+void append_entry(std::string& dictionary, const Entry& entry) {
+  std::size_t at = dictionary.size();
+  dictionary.resize(at + entry_size(entry));
+  encode_entry(entry, dictionary.data() + at, dictionary.data() + dictionary.size());
 }
 
 }  // namespace terse::schema
