@@ -147,6 +147,11 @@ BatchQueue::Work BatchQueue::wait_for_work(const std::chrono::steady_clock::time
   return work;
 }
 
+bool BatchQueue::holds_every_batch() {
+  std::lock_guard lock(mutex_);
+  return free_.empty() && owned_.size() >= kMostBatches;
+}
+
 void BatchQueue::finish(const Work& work, bool last) {
   std::unique_ptr<Batch> retired;
   {

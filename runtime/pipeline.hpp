@@ -141,6 +141,9 @@ class BatchQueue {
   // The work is written (and synced when it wanted that): completes its
   // flush and returns its batch.
   void finish(const Work& work, bool last);
+  // The writer holds every batch there may be: the collector waits for the
+  // next, and the rings fill up behind it.
+  bool holds_every_batch();
 
   // Callers.
   void wait_for_flush(std::uint64_t sequence);

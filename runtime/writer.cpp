@@ -339,27 +339,47 @@ bool Writer::write_all(std::string_view bytes) {
   return true;
 }
 
-// Disk full, file too large, I/O error: reported once; the block policy
-// holds the batch and retries (callers block as buffers fill), the drop
-// policy counts its records as lost. Stopping gives up holding.
+// Disk full, file too large, I/O error: reported once. The block policy
+// holds the batch and retries while the collector still has batches to
+// fill, then counts it as lost, so that a log disk never stops the
+// service's threads; with Config::wait_for_disk it holds the batch until
+// writes work (callers block as buffers fill). The drop policy counts the
+// batch as lost at once. Stopping gives up holding.
 bool Writer::write_failed(const Batch& batch) {
   // The descriptor was closed between the check and the write: the next
   // file takes the batch at once, whatever the policy.
   if (fd_ >= 0 && !descriptor_is_ours() && write_batch(batch)) return true;
   bool hold = config_.overflow == Overflow::block;
+  bool hold_whatever_it_takes = hold && config_.wait_for_disk;
   if (!failing_) {
     failing_ = true;
     config_.on_error("writing " + (path_.empty() ? config_.directory : path_) +
                      " failed: " + std::strerror(last_errno_) +
-                     (hold ? "; records are held until writes succeed again"
-                           : "; records are dropped and counted until writes succeed again"));
+                     (hold_whatever_it_takes ? "; records are held until writes succeed again"
+                      : hold ? "; records are held while there is room and then dropped and counted, until writes "
+                               "succeed again"
+                             : "; records are dropped and counted until writes succeed again"));
   }
   replay_dictionary_ = true;
-  auto pause = std::chrono::milliseconds(10);
+  // Short steps while other batches may still come: the batch is retried
+  // soon after the disk has room again, and dropped soon after the
+  // collector has taken the last batch there is. While a flush waits (for
+  // this batch or one behind it), a batch is held a second at most:
+  // flush() must not hang on the disk either.
+  constexpr auto kStep = std::chrono::milliseconds(10);
+  constexpr auto kFlushHold = std::chrono::seconds(1);
+  const auto held_since = std::chrono::steady_clock::now();
+  auto pause = kStep;
+  auto retry_at = held_since + pause;
   while (hold && !requests_.stop.load(std::memory_order_acquire)) {
-    std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+    if (!hold_whatever_it_takes && (queue_.holds_every_batch() ||
+                                    (flush_waiting() && std::chrono::steady_clock::now() >= held_since + kFlushHold)))
+      break;
+    std::this_thread::sleep_for(hold_whatever_it_takes ? pause : kStep);
+    if (std::chrono::steady_clock::now() < retry_at && !hold_whatever_it_takes) continue;
     if (write_batch(batch)) return true;
+    pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+    retry_at = std::chrono::steady_clock::now() + pause;
   }
   if (batch.record_count > 0) count_lost(batch);
   return false;
@@ -486,6 +506,10 @@ bool Writer::write_file_start() {
   if (!open_contexts_.empty())
     frames_.append_records(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
+}
+
+bool Writer::flush_waiting() const {
+  return requests_.flush.load(std::memory_order_acquire) > queue_.flushed_through();
 }
 
 int Writer::crash_fd() const noexcept {

@@ -54,6 +54,7 @@ class Writer {
   bool append_to_file(std::string_view bytes);
   bool write_all(std::string_view bytes);
   bool write_failed(const Batch& batch);
+  bool flush_waiting() const;
   static std::uint64_t log_records_in(const Batch& batch, std::uint64_t& drops);
   void count_lost(const Batch& batch);
   void write_recovered();

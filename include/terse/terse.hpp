@@ -109,6 +109,14 @@ struct Config {
   std::string name = "app";   // files are DIRECTORY/NAME-YYYYMMDD-NNN.tlog
   Level level = Level::info;  // runtime minimum level
   Overflow overflow = Overflow::block;
+  // While writes fail (the disk full, an I/O error) under Overflow::block:
+  // false, records wait in the batches the writer may hold (up to some
+  // 11 MiB) and those past them are dropped and counted, so that no caller
+  // waits on the disk; the log says how many, and when, once writes work
+  // again. true: every record waits until writes work again, and callers
+  // block as their buffers fill. Under Overflow::drop records are dropped
+  // and counted from the first failed write.
+  bool wait_for_disk = false;
   // Per logging thread, a power of two. A thread keeps its buffer for life,
   // so this applies to threads that log for the first time after start().
   // Its memory is taken as the thread fills it: a thread that logs a few

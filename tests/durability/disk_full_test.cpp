@@ -34,21 +34,41 @@ void set_file_limit(rlim_t limit) {
   ::setrlimit(RLIMIT_FSIZE, &r);
 }
 
+// What the child's configuration asks of a failing disk.
+enum class Policy { drop, block_waiting_for_disk, block };
+
+// A program that logs this many records onto a full disk must get past them.
+constexpr int kOntoFullDisk = 200000;
+
 // Child: logs past the file-size limit, lifts the limit, logs again. Exit
 // status 0 when the error callback saw one failure and one recovery.
-[[noreturn]] void run_child(const std::string& directory, terse::Overflow overflow) {
+[[noreturn]] void run_child(const std::string& directory, Policy policy) {
   std::signal(SIGXFSZ, SIG_IGN);  // the failure arrives as EFBIG instead of a signal
   static std::atomic<int> failures{0}, recoveries{0};
   terse::Config config = test_config(directory);
-  config.overflow = overflow;
+  config.overflow = policy == Policy::drop ? terse::Overflow::drop : terse::Overflow::block;
+  config.wait_for_disk = policy == Policy::block_waiting_for_disk;
   config.compression_level = 0;  // so the limit is reached quickly
   config.on_error = [](const std::string& message) {
     (message.find("failed") != std::string::npos ? failures : recoveries)++;
   };
   terse::start(config);
   set_file_limit(kFileLimit);
+  if (policy == Policy::block) {
+    // Nobody lifts the limit while the loop runs: it must return on its own
+    // (the alarm ends a child that hangs, which the parent then reports).
+    ::alarm(120);
+    std::string padding(64, 'p');
+    for (int i = 0; i < kOntoFullDisk; ++i) TERSE_INFO("before {} {}", i, padding);
+    terse::flush();
+    ::alarm(0);
+    set_file_limit(RLIM_INFINITY);
+    for (int i = 0; i < kAfter; ++i) TERSE_INFO("after {}", i);
+    terse::stop();
+    std::_Exit(failures == 1 && recoveries == 1 ? 0 : 10 + failures * 3 + recoveries);
+  }
   std::thread lifter;
-  if (overflow == terse::Overflow::block) {
+  if (policy == Policy::block_waiting_for_disk) {
     // The logging thread will block once the buffers are full; someone else
     // has to make room.
     lifter = std::thread([] {
@@ -58,7 +78,7 @@ void set_file_limit(rlim_t limit) {
   }
   std::string padding(64, 'p');
   for (int i = 0; i < kBefore; ++i) TERSE_INFO("before {} {}", i, padding);
-  if (overflow == terse::Overflow::drop) {
+  if (policy == Policy::drop) {
     terse::flush();
     set_file_limit(RLIM_INFINITY);
   } else {
@@ -69,9 +89,9 @@ void set_file_limit(rlim_t limit) {
   std::_Exit(failures == 1 && recoveries == 1 ? 0 : 10 + failures * 3 + recoveries);
 }
 
-int fork_child(const std::string& directory, terse::Overflow overflow) {
+int fork_child(const std::string& directory, Policy policy) {
   pid_t pid = ::fork();
-  if (pid == 0) run_child(directory, overflow);
+  if (pid == 0) run_child(directory, policy);
   int status = 0;
   ::waitpid(pid, &status, 0);
   return status;
@@ -101,7 +121,7 @@ Counts count(const Decoded& decoded) {
 
 TEST_CASE("with the drop policy, records lost to a failing disk are counted in the log") {
   TempDir dir;
-  int status = fork_child(dir.path(), terse::Overflow::drop);
+  int status = fork_child(dir.path(), Policy::drop);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);  // one failure report, one recovery report
   Decoded decoded = decode_dir(dir.path());
@@ -113,9 +133,9 @@ TEST_CASE("with the drop policy, records lost to a failing disk are counted in t
   CHECK(c.after == kAfter);
 }
 
-TEST_CASE("with the block policy, a failing disk holds records until writes work again") {
+TEST_CASE("with the block policy and wait_for_disk, a failing disk holds records until writes work again") {
   TempDir dir;
-  int status = fork_child(dir.path(), terse::Overflow::block);
+  int status = fork_child(dir.path(), Policy::block_waiting_for_disk);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   Decoded decoded = decode_dir(dir.path());
@@ -123,5 +143,20 @@ TEST_CASE("with the block policy, a failing disk holds records until writes work
   Counts c = count(decoded);
   CHECK(c.before == kBefore);
   CHECK(c.reported_dropped == 0);
+  CHECK(c.after == kAfter);
+}
+
+TEST_CASE("with the block policy, a full disk never stops the loggers: what the writer cannot hold is counted") {
+  TempDir dir;
+  int status = fork_child(dir.path(), Policy::block);
+  REQUIRE_FALSE(WIFSIGNALED(status));  // SIGALRM: the loop never got past the full disk
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // one failure report, one recovery report
+  Decoded decoded = decode_dir(dir.path());
+  CHECK(decoded.intact());
+  Counts c = count(decoded);
+  CHECK(c.before < kOntoFullDisk);
+  CHECK(c.reported_dropped > 0);
+  CHECK(c.before + c.reported_dropped == kOntoFullDisk);
   CHECK(c.after == kAfter);
 }
