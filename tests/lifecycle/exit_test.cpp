@@ -85,6 +85,41 @@ TEST_CASE("returning from main without stop() writes every record") {
   check_everything_written(dir.path());
 }
 
+TEST_CASE("terse::flush() right before exec() keeps every record, and the new program logs on beside them") {
+  TempDir dir;
+  const std::string directory = dir.path();
+  int status = in_child(directory, [&directory] {
+    for (int i = 0; i < 2000; ++i) TERSE_INFO("before exec {}", i);
+    terse::flush();  // exec() runs no exit handler: this is the one call it needs
+    std::vector<std::string> args;
+    if (*program_emulator() != '\0') args.emplace_back(program_emulator());
+    args.emplace_back(TERSE_RETURN_FROM_MAIN);
+    args.push_back(directory);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::_Exit(98);
+  });
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);  // the exec'd program's own status
+  Decoded decoded = decode_dir(directory);
+  CHECK(decoded.intact());
+  int before_exec = 0;
+  std::size_t after_exec = 0;
+  for (const auto& line : decoded.lines) {
+    if (line.message.rfind("before exec ", 0) == 0) {
+      CHECK(line.message == fmt::format("before exec {}", before_exec));
+      ++before_exec;
+    } else {
+      ++after_exec;
+    }
+  }
+  CHECK(before_exec == 2000);
+  CHECK(after_exec == kThreads * kPerThread + 1);
+  CHECK(log_files(directory).size() == 2);
+}
+
 TEST_CASE("stop() from another thread writes everything and later calls are discarded") {
   TempDir dir;
   terse::start(test_config(dir.path()));
