@@ -10,6 +10,7 @@
 
 #include "internal.hpp"
 #include "interning.hpp"
+#include "levels.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -29,11 +30,12 @@ constexpr std::size_t kSmallBatchBytes = 4096;
 
 Collector::Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
                      const FlightSettings& flight, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
-                     Counters& counters)
+                     Counters& counters, std::function<void(const std::string&)> on_error)
     : clock_(clock),
       queue_(queue),
       requests_(requests),
       counters_(counters),
+      on_error_(std::move(on_error)),
       window_ticks_(clock.ticks_in(ordering_window)),
       window_pause_(std::min<std::chrono::steady_clock::duration>(ordering_window, 1ms)),
       release_idle_after_(fences_other_threads() ? release_idle_after : std::chrono::milliseconds(0)),
@@ -54,9 +56,46 @@ bool Collector::load(Cursor& cursor) {
     }
     std::memcpy(&cursor.header, cursor.ring + offset, sizeof cursor.header);
     cursor.args = cursor.ring + offset + kRingHeaderSize;
+    if (__builtin_expect(!readable(cursor), 0)) {
+      give_up_damaged(cursor, "a header no call writes");
+      return false;
+    }
     return true;
   }
   return false;
+}
+
+// What every call leaves: a size that fits the ring and the records its
+// thread committed, and a site id that was handed out (or the control id).
+// Anything else means two writes met in one reservation (a log call in a
+// signal handler that interrupted another on the same thread) or a stray
+// write of the program's: neither its size nor its site can be trusted.
+bool Collector::readable(const Cursor& cursor) {
+  const RingRecordHeader& header = cursor.header;
+  if (header.args_size > (cursor.mask + 1) / 2 || ring_stride(header.args_size) > cursor.end - cursor.position)
+    return false;
+  std::uint32_t id = header.site_id & ~kRingFlightBit;
+  if (id < site_ids_issued_) return true;
+  site_ids_issued_ = site_id_bound();  // registered since it was last read
+  return id < site_ids_issued_;
+}
+
+// The thread's records up to what it had committed are given up: with one
+// header unreadable, none after it can be found. Its ring goes on from
+// there. Reported on on_error and as a record from terse.
+void Collector::give_up_damaged(Cursor& cursor, const char* what) {
+  const ThreadBuffer& b = *cursor.buffer;
+  std::uint64_t lost = cursor.end - cursor.position;
+  std::string message = "the buffer of thread " + std::to_string(b.os_tid) + " held " + what + " (site id " +
+                        std::to_string(cursor.header.site_id) + ", " + std::to_string(cursor.header.args_size) +
+                        " bytes of arguments): its " + std::to_string(lost) +
+                        " bytes of records from there on are given up (a log call in a signal handler that "
+                        "interrupted another on the same thread, or a stray write into the buffer)";
+  cursor.position = cursor.end;
+  publish(cursor);  // or the next pass finds the same header again
+  counters_.damaged_ring_bytes.fetch_add(lost, std::memory_order_relaxed);
+  if (on_error_) on_error_(message);
+  log_notice(Level::error, message);
 }
 
 // Hands the ring space behind the cursor back to its thread.
@@ -181,17 +220,23 @@ void Collector::move_busy_rings() {
   counters_.rings_on_huge_pages.fetch_add(move_rings_to_huge_pages(busy_rings_), std::memory_order_relaxed);
 }
 
-void Collector::describe_site(Batch& batch, std::uint32_t id) {
-  if (id == schema::kControlSiteId) return;
+// False for an id handed out but never published: the loser of a race to
+// register a site gives its id up, and no call writes it.
+bool Collector::describe_site(Batch& batch, std::uint32_t id) {
+  if (id == schema::kControlSiteId) return true;
   if (id >= sites_written_.size()) sites_written_.resize(std::max<std::size_t>(id + 1, sites_written_.size() * 2));
-  if (sites_written_[id]) return;
+  if (sites_written_[id]) return true;
   const SiteInfo* site = site_info(id);
-  while (site == nullptr) {  // published by a racing first call; visible momentarily
+  // Published by a racing first call: visible within microseconds.
+  auto give_up = std::chrono::steady_clock::now() + 100ms;
+  while (site == nullptr && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::yield();
     site = site_info(id);
   }
+  if (site == nullptr) return false;
   schema::append_entry(batch.dictionary, site->entry());
   sites_written_[id] = true;
+  return true;
 }
 
 // FORMAT.md §7 kinds 3 and 4: a suppressed-calls report and a context push
@@ -252,7 +297,12 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
 // The caller has described the record's thread (once per pass is enough).
 void Collector::append_record(Batch& batch, const RingRecordHeader& header, std::uint32_t thread_index,
                               const char* args) {
-  if (header.site_id >= sites_written_.size() || !sites_written_[header.site_id]) describe_site(batch, header.site_id);
+  if ((header.site_id >= sites_written_.size() || !sites_written_[header.site_id]) &&
+      !describe_site(batch, header.site_id)) {
+    if (on_error_)
+      on_error_("a record of site id " + std::to_string(header.site_id) + ", which no call site has, was left out");
+    return;
+  }
   char* out = batch.records.tail(8 + 4 * 10 + header.args_size);
   if (batch.record_count == 0) {
     std::memcpy(out, &header.ticks, 8);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,7 +34,7 @@ class Collector {
   // `clock` is the collector's alone once it runs.
   Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
             const FlightSettings& flight, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
-            Counters& counters);
+            Counters& counters, std::function<void(const std::string&)> on_error);
 
   // The thread's body: returns once stop was requested and every buffer is
   // drained, after submitting the last batch.
@@ -63,7 +64,9 @@ class Collector {
     bool limited = false;  // a suppressed count precedes the arguments
   };
 
-  static bool load(Cursor& cursor);
+  bool load(Cursor& cursor);
+  bool readable(const Cursor& cursor);
+  void give_up_damaged(Cursor& cursor, const char* what);
   static void publish(const Cursor& c);
   void publish_consumed();
 
@@ -75,7 +78,7 @@ class Collector {
   void release_idle_rings(std::chrono::steady_clock::time_point now);
   // Config::huge_pages: rings of busy threads move to huge pages.
   void move_busy_rings();
-  void describe_site(Batch& batch, std::uint32_t id);
+  bool describe_site(Batch& batch, std::uint32_t id);
   void describe_reported_site(Batch& batch, std::string_view args);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
   // Copies a record's arguments to `out`, delta-coded (FORMAT.md §7.1).
@@ -100,6 +103,10 @@ class Collector {
   BatchQueue& queue_;
   Requests& requests_;
   Counters& counters_;
+  std::function<void(const std::string&)> on_error_;
+  // One past the highest site id handed out, as last read: a record's id
+  // at or past it cannot come from a call.
+  std::uint32_t site_ids_issued_ = 1;
   std::uint64_t window_ticks_;
   std::chrono::steady_clock::duration window_pause_;        // the window, at most 1 ms
   std::chrono::steady_clock::duration release_idle_after_;  // zero: never

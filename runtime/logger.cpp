@@ -71,7 +71,7 @@ class Logger {
       : config_(with_error_reporter(config)),
         view_(View::create(config_, clock_.current())),
         collector_(config_.ordering_window, config_.release_idle_after, flight_settings(config_), clock_, queue_,
-                   requests_, counters_),
+                   requests_, counters_, config_.on_error),
         writer_(config_, clock_.current(), queue_, requests_, counters_, view_.get()) {
     if (config_.crash_handler || config_.termination_signals) {
       emergency_.resize(kEmergencyBytes);

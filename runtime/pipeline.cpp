@@ -66,6 +66,7 @@ void Counters::add_to(Stats& s) const {
   s.flight_overwritten = flight_overwritten.load(std::memory_order_relaxed);
   s.idle_buffers_released = idle_buffers_released.load(std::memory_order_relaxed);
   s.rings_on_huge_pages = rings_on_huge_pages.load(std::memory_order_relaxed);
+  s.buffer_bytes_given_up = damaged_ring_bytes.load(std::memory_order_relaxed);
 }
 
 BatchQueue::BatchQueue() {

@@ -106,6 +106,7 @@ struct Counters {
   std::atomic<std::uint64_t> flight_overwritten{0};
   std::atomic<std::uint64_t> idle_buffers_released{0};
   std::atomic<std::uint64_t> rings_on_huge_pages{0};
+  std::atomic<std::uint64_t> damaged_ring_bytes{0};
 
   void add_to(Stats& stats) const;
 };

@@ -316,6 +316,10 @@ struct Stats {
   std::uint64_t idle_buffers_released = 0;
   // Rings of busy threads moved to huge pages (Config::huge_pages).
   std::uint64_t rings_on_huge_pages = 0;
+  // Bytes of records given up because a thread's buffer held a record no
+  // call writes (a log call in a signal handler that interrupted another on
+  // the same thread, a stray write): reported on on_error and in the log.
+  std::uint64_t buffer_bytes_given_up = 0;
   std::vector<ThreadStats> threads;  // threads with a buffer, live or not yet drained
 };
 // All zero when the logger is not running.
