@@ -56,28 +56,31 @@ bool Collector::load(Cursor& cursor) {
     }
     std::memcpy(&cursor.header, cursor.ring + offset, sizeof cursor.header);
     cursor.args = cursor.ring + offset + kRingHeaderSize;
-    if (__builtin_expect(!readable(cursor), 0)) {
-      give_up_damaged(cursor, "a header no call writes");
-      return false;
-    }
+    // What every call leaves: a size that fits the ring and the records its
+    // thread committed, and a site id that was handed out (or the control
+    // id). One compare each, the rest out of line: this runs per record.
+    const RingRecordHeader& header = cursor.header;
+    if (__builtin_expect(header.args_size > (cursor.mask >> 1) ||
+                             ring_stride(header.args_size) > cursor.end - cursor.position ||
+                             (header.site_id & ~kRingFlightBit) >= site_ids_issued_,
+                         0))
+      return readable(cursor) || (give_up_damaged(cursor, "a header no call writes"), false);
     return true;
   }
   return false;
 }
 
-// What every call leaves: a size that fits the ring and the records its
-// thread committed, and a site id that was handed out (or the control id).
-// Anything else means two writes met in one reservation (a log call in a
-// signal handler that interrupted another on the same thread) or a stray
-// write of the program's: neither its size nor its site can be trusted.
+// Anything but what a call leaves means two writes met in one reservation
+// (a log call in a signal handler that interrupted another on the same
+// thread) or a stray write of the program's: neither the record's size nor
+// its site can be trusted. A site registered since the bound was last read
+// is the one case that is fine.
 bool Collector::readable(const Cursor& cursor) {
   const RingRecordHeader& header = cursor.header;
-  if (header.args_size > (cursor.mask + 1) / 2 || ring_stride(header.args_size) > cursor.end - cursor.position)
+  if (header.args_size > (cursor.mask >> 1) || ring_stride(header.args_size) > cursor.end - cursor.position)
     return false;
-  std::uint32_t id = header.site_id & ~kRingFlightBit;
-  if (id < site_ids_issued_) return true;
-  site_ids_issued_ = site_id_bound();  // registered since it was last read
-  return id < site_ids_issued_;
+  site_ids_issued_ = site_id_bound();
+  return (header.site_id & ~kRingFlightBit) < site_ids_issued_;
 }
 
 // The thread's records up to what it had committed are given up: with one

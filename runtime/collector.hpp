@@ -65,8 +65,8 @@ class Collector {
   };
 
   bool load(Cursor& cursor);
-  bool readable(const Cursor& cursor);
-  void give_up_damaged(Cursor& cursor, const char* what);
+  [[gnu::noinline]] bool readable(const Cursor& cursor);
+  [[gnu::noinline, gnu::cold]] void give_up_damaged(Cursor& cursor, const char* what);
   static void publish(const Cursor& c);
   void publish_consumed();
 
