@@ -59,11 +59,7 @@ bool Collector::load(Cursor& cursor) {
     // What every call leaves: a size that fits the ring and the records its
     // thread committed, and a site id that was handed out (or the control
     // id). One compare each, the rest out of line: this runs per record.
-    const RingRecordHeader& header = cursor.header;
-    if (__builtin_expect(header.args_size > (cursor.mask >> 1) ||
-                             ring_stride(header.args_size) > cursor.end - cursor.position ||
-                             (header.site_id & ~kRingFlightBit) >= site_ids_issued_,
-                         0))
+    if (__builtin_expect(!size_fits(cursor) || (cursor.header.site_id & ~kRingFlightBit) >= site_ids_issued_, 0))
       return readable(cursor) || (give_up_damaged(cursor, "a header no call writes"), false);
     return true;
   }
@@ -76,11 +72,9 @@ bool Collector::load(Cursor& cursor) {
 // its site can be trusted. A site registered since the bound was last read
 // is the one case that is fine.
 bool Collector::readable(const Cursor& cursor) {
-  const RingRecordHeader& header = cursor.header;
-  if (header.args_size > (cursor.mask >> 1) || ring_stride(header.args_size) > cursor.end - cursor.position)
-    return false;
+  if (!size_fits(cursor)) return false;
   site_ids_issued_ = site_id_bound();
-  return (header.site_id & ~kRingFlightBit) < site_ids_issued_;
+  return (cursor.header.site_id & ~kRingFlightBit) < site_ids_issued_;
 }
 
 // The thread's records up to what it had committed are given up: with one

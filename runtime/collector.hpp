@@ -65,6 +65,11 @@ class Collector {
   };
 
   bool load(Cursor& cursor);
+  // The record's size fits the ring and the records its thread committed.
+  static bool size_fits(const Cursor& cursor) {
+    return cursor.header.args_size <= (cursor.mask >> 1) &&
+           ring_stride(cursor.header.args_size) <= cursor.end - cursor.position;
+  }
   [[gnu::noinline]] bool readable(const Cursor& cursor);
   [[gnu::noinline, gnu::cold]] void give_up_damaged(Cursor& cursor, const char* what);
   static void publish(const Cursor& c);

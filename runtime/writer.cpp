@@ -46,6 +46,11 @@ constexpr auto kPathCheckInterval = std::chrono::seconds(1);
 
 bool of_long_texts(const Batch& batch) { return batch.records.size() >= kLongTextRecordBytes * batch.record_count; }
 
+// A batch's records payload starts with its first record's ticks (FORMAT.md §7).
+std::uint64_t first_ticks(const Batch& batch) {
+  return wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+}
+
 }  // namespace
 
 Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue& queue, Requests& requests,
@@ -211,9 +216,7 @@ bool Writer::write_batch(const Batch& batch) {
   }
   interner_.confirm();
   if (batch.record_count > 0) {
-    if (file_records_ == 0)
-      file_first_ticks_ =
-          wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+    if (file_records_ == 0) file_first_ticks_ = first_ticks(batch);
     file_records_ += batch.record_count;
     file_last_ticks_ = batch.last_ticks;
   }
@@ -386,8 +389,7 @@ bool Writer::write_failed(const Batch& batch) {
 }
 
 void Writer::count_lost(const Batch& batch) {
-  std::uint64_t first =
-      wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
+  std::uint64_t first = first_ticks(batch);
   lost_first_ticks_ = lost_records_ == 0 ? first : std::min(lost_first_ticks_, first);
   lost_last_ticks_ = std::max(lost_last_ticks_, batch.last_ticks);
   std::uint64_t earlier_drops = 0;
@@ -418,24 +420,29 @@ std::uint64_t Writer::log_records_in(const Batch& batch, std::uint64_t& drops) {
   return count;
 }
 
-// Writes work again: say so, and put the loss into the log itself.
-// FORMAT.md §7: a "dropped" control record, into out_; thread index 0
-// stands for the writer, since the lost records came from any thread.
-void Writer::append_dropped_record(std::uint64_t count, std::uint64_t first_ticks, std::uint64_t last_ticks) {
+// One record the writer writes itself, into out_ in a records frame of its
+// own (FORMAT.md §7); thread index 0 stands for the writer.
+void Writer::append_writer_record(std::uint32_t site_id, std::uint64_t stamp, std::string_view args) {
   std::string payload;
-  wire::put_le<std::uint64_t>(payload, last_ticks);
-  std::string args;
-  args.push_back(static_cast<char>(schema::ControlKind::dropped));
-  wire::put_le<std::uint64_t>(args, count);
-  wire::put_le<std::uint64_t>(args, first_ticks);
-  wire::put_le<std::uint64_t>(args, last_ticks);
-  wire::put_varint(payload, schema::kControlSiteId);
+  wire::put_le<std::uint64_t>(payload, stamp);
+  wire::put_varint(payload, site_id);
   wire::put_varint(payload, 0);
   wire::put_varint(payload, 0);
   wire::put_bytes(payload, args);
   frames_.append_records(out_, schema::FrameType::records, payload, 0);
 }
 
+// A "dropped" control record: the lost records came from any thread.
+void Writer::append_dropped_record(std::uint64_t count, std::uint64_t first_ticks, std::uint64_t last_ticks) {
+  std::string args;
+  args.push_back(static_cast<char>(schema::ControlKind::dropped));
+  wire::put_le<std::uint64_t>(args, count);
+  wire::put_le<std::uint64_t>(args, first_ticks);
+  wire::put_le<std::uint64_t>(args, last_ticks);
+  append_writer_record(schema::kControlSiteId, last_ticks, args);
+}
+
+// Writes work again: say so, and put the loss into the log itself.
 void Writer::write_recovered() {
   failing_ = false;
   std::string note = "writing " + path_ + " works again";
@@ -516,9 +523,8 @@ int Writer::crash_fd() const noexcept {
   int fd = current_fd_.load(std::memory_order_acquire);
   FileIdentity now;
   if (fd < 0 || !descriptor_identity(fd, now)) return -1;
-  bool ours = now.device == file_device_.load(std::memory_order_relaxed) &&
-              now.inode == file_inode_.load(std::memory_order_relaxed);
-  return ours ? fd : -1;
+  FileIdentity opened{file_device_.load(std::memory_order_relaxed), file_inode_.load(std::memory_order_relaxed)};
+  return now.same_file(opened) ? fd : -1;
 }
 
 bool Writer::descriptor_is_ours() const {
@@ -558,8 +564,6 @@ void Writer::give_up_file(bool descriptor_lost) {
   } else if (removed) {
     lost_reason_ = "it was removed";
     lost_with_file_ = file_records_ - std::min(file_records_, held_records_);
-    lost_first_ticks_in_file_ = file_first_ticks_;
-    lost_last_ticks_in_file_ = file_last_ticks_;
   } else {
     lost_reason_ = "its name now belongs to another file or none (renamed or moved; what it holds is still there)";
   }
@@ -587,7 +591,7 @@ void Writer::report_replaced_file() {
   out_.clear();
   if (lost_with_file_ > 0) {
     message += "; the " + std::to_string(lost_with_file_) + " records written to it are gone with it";
-    append_dropped_record(lost_with_file_, lost_first_ticks_in_file_, lost_last_ticks_in_file_);
+    append_dropped_record(lost_with_file_, file_first_ticks_, file_last_ticks_);
   }
   append_notice(message, stamp);
   append_to_file(out_);
@@ -611,13 +615,7 @@ void Writer::append_notice(const std::string& text, std::uint64_t stamp) {
   std::size_t length = std::min<std::size_t>(text.size(), schema::kStringLengthMask);
   wire::put_le<std::uint32_t>(args, static_cast<std::uint32_t>(length));  // FORMAT.md §8: a string
   args.append(text, 0, length);
-  std::string payload;
-  wire::put_le<std::uint64_t>(payload, stamp);
-  wire::put_varint(payload, id);
-  wire::put_varint(payload, 0);  // thread index 0: the writer
-  wire::put_varint(payload, 0);
-  wire::put_bytes(payload, args);
-  frames_.append_records(out_, schema::FrameType::records, payload, 0);
+  append_writer_record(id, stamp, args);
 }
 
 }  // namespace terse::detail

@@ -69,6 +69,7 @@ class Writer {
   void give_up_file(bool descriptor_lost);
   void report_replaced_file();
   void append_notice(const std::string& text, std::uint64_t stamp);
+  void append_writer_record(std::uint32_t site_id, std::uint64_t stamp, std::string_view args);
   void append_dropped_record(std::uint64_t count, std::uint64_t first_ticks, std::uint64_t last_ticks);
 
   const Config& config_;
@@ -104,9 +105,7 @@ class Writer {
   bool continues_lost_file_ = false;
   std::string lost_path_;
   std::string lost_reason_;
-  std::uint64_t lost_with_file_ = 0;
-  std::uint64_t lost_first_ticks_in_file_ = 0;
-  std::uint64_t lost_last_ticks_in_file_ = 0;
+  std::uint64_t lost_with_file_ = 0;  // their ticks: file_first_ticks_, file_last_ticks_ (no file had records since)
   std::string path_;
   std::uint32_t file_sequence_ = 0;
   std::uint64_t file_bytes_ = 0;

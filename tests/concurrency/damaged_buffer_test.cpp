@@ -49,17 +49,6 @@ class Watchdog {
   std::thread thread_;
 };
 
-struct Errors {
-  std::mutex mutex;
-  std::vector<std::string> messages;
-  bool any_contains(const std::string& text) {
-    std::lock_guard lock(mutex);
-    for (const auto& m : messages)
-      if (m.find(text) != std::string::npos) return true;
-    return false;
-  }
-};
-
 // Writes one record into the calling thread's buffer the way a call does,
 // with the header given: the shape two calls writing one reservation leave.
 void forge_record(std::uint32_t site_id, std::uint32_t args_size, std::size_t bytes_written) {
@@ -78,12 +67,9 @@ void forge_record(std::uint32_t site_id, std::uint32_t args_size, std::size_t by
 
 void check_damage_reported_and_logging_goes_on(std::uint32_t site_id, std::uint32_t args_size) {
   TempDir dir;
-  Errors errors;
+  ErrorLog errors;
   terse::Config config = test_config(dir.path());
-  config.on_error = [&errors](const std::string& message) {
-    std::lock_guard lock(errors.mutex);
-    errors.messages.push_back(message);
-  };
+  config.on_error = errors.reporter();
   Watchdog watchdog(std::chrono::seconds(60));
   terse::start(config);
   TERSE_INFO("before the damage {}", 1);

@@ -29,21 +29,6 @@ namespace {
 // The writer looks whether its path still names its file about once a second.
 constexpr auto kPastPathCheck = std::chrono::milliseconds(1300);
 
-struct Errors {
-  std::mutex mutex;
-  std::vector<std::string> messages;
-  void add(const std::string& message) {
-    std::lock_guard lock(mutex);
-    messages.push_back(message);
-  }
-  bool any_contains(const std::string& text) {
-    std::lock_guard lock(mutex);
-    for (const auto& m : messages)
-      if (m.find(text) != std::string::npos) return true;
-    return false;
-  }
-};
-
 // The descriptor of the open file under `directory`, -1 when there is none.
 int descriptor_into(const std::string& directory) {
   for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
@@ -78,9 +63,9 @@ TEST_CASE("a daemon that closes every descriptor after start-up keeps its own fi
   // In a child: closing every descriptor would take the test runner's too.
   pid_t pid = ::fork();
   if (pid == 0) {
-    Errors errors;
+    ErrorLog errors;
     terse::Config config = test_config(log_dir.path());
-    config.on_error = [&](const std::string& message) { errors.add(message); };
+    config.on_error = errors.reporter();
     terse::start(config);
     for (int i = 0; i < 1000; ++i) TERSE_INFO("before the close {}", i);
     terse::flush();
@@ -103,7 +88,7 @@ TEST_CASE("a daemon that closes every descriptor after start-up keeps its own fi
     [[maybe_unused]] ssize_t written = ::write(data, second.data(), second.size());
     ::close(data);
     std::ofstream out(errors_path);
-    for (const auto& m : errors.messages) out << m << '\n';
+    for (const auto& m : errors.messages()) out << m << '\n';
     out.close();  // _Exit flushes no stream
     std::_Exit(out ? 0 : 6);
   }
@@ -141,9 +126,9 @@ TEST_CASE("the log file's descriptor lies above the numbers a daemon's own files
 TEST_CASE("a log directory removed while the program runs is made again, and the new file says what went with it") {
   TempDir parent;
   std::string dir = (fs::path(parent.path()) / "logs").string();
-  Errors errors;
+  ErrorLog errors;
   terse::Config config = test_config(dir);
-  config.on_error = [&](const std::string& message) { errors.add(message); };
+  config.on_error = errors.reporter();
   terse::start(config);
   for (int i = 0; i < 1000; ++i) TERSE_INFO("into the removed file {}", i);
   terse::flush();
@@ -173,9 +158,9 @@ TEST_CASE("a log directory removed while the program runs is made again, and the
 
 TEST_CASE("a log file renamed while in use keeps its records, and the log goes on in a new file") {
   TempDir dir, elsewhere;
-  Errors errors;
+  ErrorLog errors;
   terse::Config config = test_config(dir.path());
-  config.on_error = [&](const std::string& message) { errors.add(message); };
+  config.on_error = errors.reporter();
   terse::start(config);
   for (int i = 0; i < 500; ++i) TERSE_INFO("before the rename {}", i);
   terse::flush();

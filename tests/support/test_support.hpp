@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,31 @@ struct Decoded {
       if (!s.intact()) return false;
     return problems.empty();
   }
+};
+
+// What on_error reported, from whichever of terse's threads.
+class ErrorLog {
+ public:
+  std::function<void(const std::string&)> reporter() {
+    return [this](const std::string& message) {
+      std::lock_guard lock(mutex_);
+      messages_.push_back(message);
+    };
+  }
+  bool any_contains(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    for (const auto& m : messages_)
+      if (m.find(text) != std::string::npos) return true;
+    return false;
+  }
+  std::vector<std::string> messages() {
+    std::lock_guard lock(mutex_);
+    return messages_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> messages_;
 };
 
 // The .tlog files of a directory in the order the writer created them.
