@@ -4,6 +4,7 @@
 #include <new>
 #include <thread>
 
+#include "fallback.hpp"
 #include "internal.hpp"
 
 #if TERSE_CLOCK_TSC
@@ -188,7 +189,13 @@ class StartingSlot {
 // A new thread's buffer: a spare one when there is one (see kSpareBuffers),
 // else a new mapping whose pages are taken as the ring is first written.
 ThreadBuffer* make_thread_buffer(bool map_whole) {
-  if (tls_releaser.exiting) return nullptr;
+  // A thread past its thread_local destructors (the main thread in the
+  // static destructors, after exit's handlers stopped terse) has no buffer
+  // to be freed with it: only while calls are printed, which needs one,
+  // does it get one, never freed (there is no IO thread to free it, and the
+  // thread is about to end).
+  if (tls_releaser.exiting && !printing_after_stop()) return nullptr;
+  if (!buffer_settings().running.load(std::memory_order_relaxed)) register_process_hooks();
   auto& registry = buffer_registry();
   StartingSlot starting(registry);
   std::uint64_t stamp = ticks();
@@ -226,11 +233,13 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   // list the buffer. Without a slot, at zero until the stamp is taken: the
   // IO thread that lists it holds everything for that moment.
   buffer->last_ticks = stamp;
+  buffer->drops_checked_ticks = stamp;  // drops a log reports happened after this
   buffer->in_call_since.store(starting.held() ? stamp : 0, std::memory_order_relaxed);
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
-    buffer->synchronous.store(g_hot.synchronous.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    buffer->synchronous.store(g_hot.synchronous.load(std::memory_order_relaxed) || printing_after_stop(),
+                              std::memory_order_relaxed);
     registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
   }
   if (!starting.held()) {
@@ -246,6 +255,8 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
 }  // namespace
 
 ThreadBuffer* create_thread_buffer() { return make_thread_buffer(false); }
+
+bool thread_locals_gone() noexcept { return tls_releaser.exiting; }
 
 ThreadBuffer* create_thread_buffer_mapped() { return make_thread_buffer(true); }
 
@@ -451,7 +462,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   // cost more, and a burst's dropped calls take the cores the IO threads need.
   if (settings.drop_when_full.load(std::memory_order_relaxed)) {
     buffer.end_call();
-    if (settings.running.load(std::memory_order_acquire)) count_drop(buffer);
+    count_drop(buffer);
     return nullptr;
   }
   // A waiting thread takes its timestamp only once it has room, so its
@@ -459,7 +470,12 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   // later records rather than hold them for as long as this one waits.
   buffer.end_call();
   for (unsigned attempt = 0;; ++attempt) {
-    if (!settings.running.load(std::memory_order_acquire)) return nullptr;
+    if (!settings.running.load(std::memory_order_acquire)) {
+      // No IO thread to wait for (before start(), or stop() under way): the
+      // record is counted, and the log says so once one runs.
+      count_drop(buffer);
+      return nullptr;
+    }
     buffer.begin_call();
     if (char* out = buffer.try_reserve(size)) return out;
     buffer.end_call();

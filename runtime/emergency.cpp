@@ -102,31 +102,21 @@ void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
   std::size_t count = registry.buffers.size();
   for (std::size_t i = 0; i < count; ++i) {
     ThreadBuffer& b = *buffers[i];
-    std::uint64_t position = b.consumed.load(std::memory_order_acquire);
-    std::uint64_t end = b.committed.load(std::memory_order_acquire);
     out.entry(thread_entry(b));
-    while (position < end) {
-      std::uint64_t offset = position & (b.capacity - 1);
-      RingRecordHeader header;
-      std::memcpy(&header, b.data + offset, 4);
-      if (header.site_id == kRingWrapMarker) {
-        position += b.capacity - offset;
-        continue;
-      }
-      std::memcpy(&header, b.data + offset, sizeof header);
-      // Recorded by the flight recorder and not yet taken by the collector:
-      // a flight frame, as a trigger would have written it.
-      auto type = schema::FrameType::records;
-      if (header.site_id & kRingFlightBit) {
-        header.site_id &= ~kRingFlightBit;
-        type = schema::FrameType::flight;
-      }
-      if (header.site_id != schema::kControlSiteId) {
-        if (const SiteInfo* site = site_info(header.site_id)) out.entry(site->entry());
-      }
-      out.record(header, b.index, b.data + offset + kRingHeaderSize, type);
-      position += ring_stride(header.args_size);
-    }
+    for_each_ring_record(b, b.consumed.load(std::memory_order_acquire), b.committed.load(std::memory_order_acquire),
+                         [&](RingRecordHeader header, const char* args) {
+                           // Recorded by the flight recorder and not yet taken by the
+                           // collector: a flight frame, as a trigger would have written it.
+                           auto type = schema::FrameType::records;
+                           if (header.site_id & kRingFlightBit) {
+                             header.site_id &= ~kRingFlightBit;
+                             type = schema::FrameType::flight;
+                           }
+                           if (header.site_id != schema::kControlSiteId) {
+                             if (const SiteInfo* site = site_info(header.site_id)) out.entry(site->entry());
+                           }
+                           out.record(header, b.index, args, type);
+                         });
   }
   out.finish();
 }

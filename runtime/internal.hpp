@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -80,6 +81,24 @@ ThreadBuffer* create_thread_buffer_mapped();
 // that a thread missing from the list is here.
 std::uint64_t earliest_starting_call() noexcept;
 
+// Calls visit(header, args) for each record of `b`'s ring in the
+// positions [from, to): whole records, already committed.
+template <typename Visit>
+void for_each_ring_record(const ThreadBuffer& b, std::uint64_t from, std::uint64_t to, Visit&& visit) {
+  while (from < to) {
+    std::uint64_t offset = from & (b.capacity - 1);
+    RingRecordHeader header;
+    std::memcpy(&header, b.data + offset, 4);
+    if (header.site_id == kRingWrapMarker) {
+      from += b.capacity - offset;
+      continue;
+    }
+    std::memcpy(&header, b.data + offset, sizeof header);
+    visit(header, static_cast<const char*>(b.data + offset + kRingHeaderSize));
+    from += ring_stride(header.args_size);
+  }
+}
+
 // A control record (FORMAT.md §7) from the calling thread's buffer, whole
 // or not at all (a full buffer under Overflow::drop counts it as a drop).
 void write_control(std::string_view args) noexcept;
@@ -136,6 +155,14 @@ inline bool next_batch_record(wire::Reader& r, BatchRecord& record) {
 void set_private_key(std::string_view key) noexcept;
 bool has_private_key() noexcept;
 std::uint64_t siphash24_for_tests(std::uint64_t k0, std::uint64_t k1, const void* data, std::size_t size) noexcept;
+
+// The calling thread has run its thread_local destructors (it is ending;
+// the main thread, in exit's handlers and the static destructors).
+bool thread_locals_gone() noexcept;
+
+// The exit and fork handlers (logger.cpp): by start(), and by a thread's
+// first call before it, whose record is printed at exit if start() never runs.
+void register_process_hooks() noexcept;
 
 // Crash flush (runtime/crash.cpp). flush_for_crash() is async-signal-safe:
 // it asks the IO threads to write everything and waits a bounded time.

@@ -99,6 +99,9 @@ struct Gate {
 struct LevelState {
   std::mutex mutex;
   bool running = false;
+  bool started = false;              // start() ran once in this process
+  Level before_start = Level::info;  // terse::keep_before_start()
+  bool open_after_stop = false;      // Config::stderr_after_stop is not off
   Level default_level = Level::info;
   std::vector<LevelRule> rules;
   Level flight_level = Level::off;  // Config::flight_level
@@ -118,7 +121,13 @@ struct GateValues {
 
 GateValues gate_values(const LevelState& s, const Site& site) noexcept {
   constexpr auto kClosed = static_cast<std::uint8_t>(static_cast<std::uint8_t>(Level::off) + 1);
-  if (!s.running) return {kClosed, kClosed};
+  if (!s.running && !s.started) {
+    // Nothing is recorded for a flight recorder there is not yet, and no
+    // rule is known before start().
+    auto kept = static_cast<std::uint8_t>(static_cast<std::uint8_t>(s.before_start) + 1);
+    return {kept, kept};
+  }
+  if (!s.running && !s.open_after_stop) return {kClosed, kClosed};
   Level level = s.default_level;
   std::uint64_t best = 0;
   for (const LevelRule& rule : s.rules) {
@@ -131,6 +140,7 @@ GateValues gate_values(const LevelState& s, const Site& site) noexcept {
   // A module turned off is not recorded either.
   if (level == Level::off) return {kClosed, kClosed};
   auto write = static_cast<std::uint8_t>(static_cast<std::uint8_t>(level) + 1);
+  if (!s.running) return {write, write};  // after stop(): printed or counted, never recorded
   auto flight = static_cast<std::uint8_t>(static_cast<std::uint8_t>(s.flight_level) + 1);
   return {std::min(write, flight), write};
 }
@@ -323,16 +333,18 @@ void levels_start(Level default_level, const LevelSpec& spec, Level flight_level
   LevelState& s = state();
   std::lock_guard lock(s.mutex);
   s.running = true;
+  s.started = true;
   s.flight_level = flight_level;
   s.default_level = spec.default_level.value_or(default_level);
   s.rules = spec.rules;
   rewrite_gates(s);
 }
 
-void levels_stop() {
+void levels_stop(bool open_after_stop) {
   LevelState& s = state();
   std::lock_guard lock(s.mutex);
   s.running = false;
+  s.open_after_stop = open_after_stop;
   rewrite_gates(s);
 }
 
@@ -380,6 +392,7 @@ void levels_after_fork_in_parent() noexcept { state().mutex.unlock(); }
 void levels_after_fork_in_child() noexcept {
   LevelState& s = state();
   s.running = false;
+  s.open_after_stop = false;  // the parent's stderr is not the child's to print on
   rewrite_gates(s);
   s.mutex.unlock();
 }
@@ -532,6 +545,13 @@ std::string levels() {
   std::lock_guard lock(s.mutex);
   if (!s.running) return "off";
   return detail::format_levels(s);
+}
+
+void keep_before_start(Level level) noexcept {
+  detail::LevelState& s = detail::state();
+  std::lock_guard lock(s.mutex);
+  s.before_start = level;
+  if (!s.started) detail::rewrite_gates(s);
 }
 
 Level level() noexcept { return static_cast<Level>(detail::g_default_level.load(std::memory_order_relaxed)); }

@@ -44,7 +44,9 @@ std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint
 // start() and stop(): the levels in force, and whether anything logs at all;
 // records from flight_level up to below a site's level are recorded, not written.
 void levels_start(Level default_level, const LevelSpec& spec, Level flight_level);
-void levels_stop();
+// Gates stay as they are after stop() where open_after_stop (Config::stderr_after_stop
+// is not off), closed otherwise.
+void levels_stop(bool open_after_stop);
 // Replaces the selectors and (when given) the default; returns the new
 // levels in TERSE_LEVEL's syntax. Does nothing when not running.
 std::string levels_replace(const LevelSpec& spec);

@@ -21,6 +21,7 @@
 #include "collector.hpp"
 #include "emergency.hpp"
 #include "environment.hpp"
+#include "fallback.hpp"
 #include "internal.hpp"
 #include "levels.hpp"
 #include "pipeline.hpp"
@@ -196,6 +197,9 @@ class Logger {
   }
 
   double ticks_per_second() const { return clock_.current().ticks_per_second; }
+  // Once stopped: the IO thread's clock is no longer moving.
+  const Calibration& calibration() const { return clock_.current(); }
+  Level stderr_after_stop() const { return config_.stderr_after_stop; }
 
   // The application's on_error, one report at a time with terse's others.
   const std::function<void(const std::string&)>& on_error() const { return config_.on_error; }
@@ -230,6 +234,7 @@ void validate(const Config& config) {
     throw Error("terse: Config::console is not a valid mode");
   if (!valid_level(config.console_level)) throw Error("terse: Config::console_level is not a valid level");
   if (!valid_level(config.callback_level)) throw Error("terse: Config::callback_level is not a valid level");
+  if (!valid_level(config.stderr_after_stop)) throw Error("terse: Config::stderr_after_stop is not a valid level");
   if (!valid_level(config.flight_level)) throw Error("terse: Config::flight_level is not a valid level");
   if (!valid_level(config.flight_trigger)) throw Error("terse: Config::flight_trigger is not a valid level");
   if (config.flight_level != Level::off &&
@@ -281,7 +286,22 @@ void validate(const Config& config) {
     throw Error("terse: directory '" + config.directory + "' is not writable: " + std::strerror(errno));
 }
 
-void stop_at_exit() { terse::stop(); }
+bool g_started = false;  // under g_lifecycle
+
+// At exit, whether or not the program started terse: what is running is
+// stopped, what was kept before a start() that never came is printed.
+void finish_at_exit() {
+  bool started;
+  {
+    std::lock_guard lock(g_lifecycle);
+    started = g_started;
+  }
+  if (started) {
+    terse::stop();
+  } else {
+    print_unstarted_at_exit();
+  }
+}
 
 // fork(): the child gets no IO threads, so it must not wait for them. It
 // starts out not logging (its calls are discarded) and may call start()
@@ -323,6 +343,12 @@ void after_fork_in_child() {
 
 }  // namespace
 
+void register_process_hooks() noexcept {
+  static bool registered =
+      (std::atexit(finish_at_exit), at_fork(before_fork, after_fork_in_parent, after_fork_in_child), true);
+  (void)registered;
+}
+
 void flush_for_crash() noexcept {
   static std::atomic<bool> flushed{false};  // a crash flushes once, however it unwinds
   if (flushed.exchange(true)) return;
@@ -353,6 +379,7 @@ void start(const Config& requested) {
   validate(config);
   set_thread_cpus(config.cpus);
   set_private_key(config.private_key);
+  end_print_after_stop();
   g_hot.max_container_elements.store(config.max_container_elements, std::memory_order_relaxed);
   set_private_values(config.private_values);
   auto logger = std::make_unique<Logger>(config);
@@ -376,9 +403,8 @@ void start(const Config& requested) {
     g_crash_target.store(g_logger.get(), std::memory_order_release);
   if (config.crash_handler) install_crash_handlers();
   if (config.termination_signals) install_termination_handlers();
-  static bool hooks_registered =
-      (std::atexit(stop_at_exit), at_fork(before_fork, after_fork_in_parent, after_fork_in_child), true);
-  (void)hooks_registered;
+  g_started = true;
+  register_process_hooks();
   // Last, so that no call is logged before everything is in place.
   levels_start(config.level, environment_levels, config.flight_level);
   if (!config.levels_file.empty()) {
@@ -403,7 +429,9 @@ void flush(Durable) {
 Stats stats() {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
-  return g_logger ? g_logger->stats() : Stats{};
+  Stats s = g_logger ? g_logger->stats() : Stats{};
+  add_print_counts(s);
+  return s;
 }
 
 void stop() {
@@ -412,7 +440,8 @@ void stop() {
   if (!g_logger) return;
   g_levels_watcher.reset();
   report_suppressed();
-  levels_stop();
+  Level after_stop = g_logger->stderr_after_stop();
+  levels_stop(after_stop != Level::off);
   g_hot.running.store(false, std::memory_order_relaxed);  // contexts open now stay open in the files
   g_stop_draining.store(true);  // before the target goes: a termination signal always finds one or the other
   g_crash_target.store(nullptr);
@@ -424,7 +453,9 @@ void stop() {
   uninstall_termination_handlers();
   wait_while([] { return g_signal_flushes.load() > 0; }, 10'000);
   buffer_settings().running.store(false, std::memory_order_release);
+  Calibration calibration = g_logger->calibration();
   g_logger.reset();
+  if (after_stop != Level::off) print_after_stop(after_stop, calibration);
 }
 
 void preallocate() noexcept {
@@ -439,11 +470,14 @@ void set_async(bool asynchronous) noexcept {
   // Under the mutex a new buffer copies the setting (make_thread_buffer).
   std::lock_guard lock(registry.mutex);
   detail::g_hot.synchronous.store(!asynchronous, std::memory_order_relaxed);
-  for (detail::ThreadBuffer* b : registry.buffers) b->synchronous.store(!asynchronous, std::memory_order_relaxed);
+  // Calls after stop() print their records as they go, whatever this says.
+  bool synchronous = !asynchronous || detail::printing_after_stop();
+  for (detail::ThreadBuffer* b : registry.buffers) b->synchronous.store(synchronous, std::memory_order_relaxed);
 }
 
 namespace detail {
 void wait_until_written() noexcept {
+  if (print_own_records()) return;
   try {
     terse::flush();
   } catch (...) {

@@ -227,6 +227,12 @@ struct Config {
   // CPUs of the threads whose latency counts. Empty: wherever the scheduler
   // puts them. Each must be a CPU this process may run on.
   std::vector<int> cpus;
+  // Calls at this level and above after stop() (also from static
+  // destructors, once stop() has run at exit) are printed on stderr as
+  // `terse cat` prints them, by the calling thread before the call returns;
+  // those below it that the levels in force at stop() let through are
+  // counted in stats(). off: such calls are discarded.
+  Level stderr_after_stop = Level::warn;
   // start() applies TERSE_LEVEL, TERSE_LEVELS_FILE, TERSE_CONSOLE,
   // TERSE_CONSOLE_FD and TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
@@ -240,8 +246,8 @@ class Error : public std::runtime_error {
 // Applies the environment (unless config.read_environment is false), then
 // validates the config, creates the directory, opens the first file and
 // starts the IO thread. Throws terse::Error on a bad config, a bad
-// environment variable or an unwritable directory. Calls made before
-// start() are discarded.
+// environment variable or an unwritable directory. Records logged before
+// start() are written by it, with their own times (keep_before_start()).
 //
 // The environment overrides the Config; the levels file, when it is read,
 // overrides both, and set_level() or a change of the file overrides what
@@ -253,6 +259,13 @@ class Error : public std::runtime_error {
 //   TERSE_CONSOLE_FD  stdout, stderr or a descriptor's number
 //   TERSE_DIR      the directory; set but empty: no files
 void start(const Config& config);
+// Calls made before start(): records at `level` and above wait in their
+// thread's buffer (those that do not fit are counted and the log says how
+// many) until start() writes them, whatever levels it sets. A program that
+// ends without calling start() prints those at warn and above on stderr at
+// exit, as `terse cat` prints them, under a line that says why. off:
+// calls before start() are discarded. Default: info.
+void keep_before_start(Level level) noexcept;
 // Returns once every record logged before the call is written to the file,
 // passed to on_record and shown on the console (unless the console is
 // stalled: then it does not wait for it).
@@ -321,11 +334,19 @@ struct Stats {
   // the same thread, a stray write): reported on on_error and in the log.
   std::uint64_t buffer_bytes_given_up = 0;
   std::vector<ThreadStats> threads;  // threads with a buffer, live or not yet drained
+  // Calls with no logger to write them (after stop(); at the end of a
+  // program that never called start()): printed on stderr, and those below
+  // Config::stderr_after_stop (warn at such an end), only counted here.
+  // Counted over the process's life.
+  std::uint64_t stderr_records = 0;
+  std::uint64_t records_not_written = 0;
 };
-// All zero when the logger is not running.
+// All zero but stderr_records and records_not_written when the logger is
+// not running.
 Stats stats();
 // Drains everything, closes the file and stops the IO thread. Runs at exit
-// when the program does not call it; calls made afterwards are discarded.
+// when the program does not call it; calls made afterwards go to stderr
+// (Config::stderr_after_stop) or are discarded.
 void stop();
 
 // Levels, per module, at run time. A selector is a path prefix ("net/"), a
