@@ -186,6 +186,12 @@ class StartingSlot {
   std::atomic<std::uint64_t>* slot_ = nullptr;
 };
 
+// Set while the thread makes its buffer: a call from a signal handler that
+// lands there would make a second one, or wait for the registry's lock its
+// own thread holds. It is counted instead, into the buffer once made.
+constinit thread_local bool tls_making_buffer = false;
+constinit thread_local std::atomic<std::uint64_t> tls_dropped_while_making{0};
+
 // A new thread's buffer: a spare one when there is one (see kSpareBuffers),
 // else a new mapping whose pages are taken as the ring is first written.
 ThreadBuffer* make_thread_buffer(bool map_whole) {
@@ -195,6 +201,14 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   // does it get one, never freed (there is no IO thread to free it, and the
   // thread is about to end).
   if (tls_releaser.exiting && !printing_after_stop()) return nullptr;
+  if (tls_making_buffer) {
+    tls_dropped_while_making.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  tls_making_buffer = true;
+  struct Made {
+    ~Made() { tls_making_buffer = false; }
+  } made;
   if (!buffer_settings().running.load(std::memory_order_relaxed)) register_process_hooks();
   auto& registry = buffer_registry();
   StartingSlot starting(registry);
@@ -247,6 +261,8 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     buffer->last_ticks = ticks();
     buffer->in_call_since.store(buffer->last_ticks, std::memory_order_relaxed);
   }
+  buffer->dropped_nested.fetch_add(tls_dropped_while_making.exchange(0, std::memory_order_relaxed),
+                                   std::memory_order_relaxed);
   tls_buffer = buffer;
   if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
   return buffer;
@@ -446,6 +462,25 @@ static void count_drop(ThreadBuffer& buffer) noexcept {
   buffer.last_drop_ticks.store(ticks(), std::memory_order_relaxed);
 }
 
+void drop_nested_call(ThreadBuffer& buffer) noexcept {
+  buffer.dropped_nested.fetch_add(1, std::memory_order_relaxed);
+  buffer.last_drop_ticks.store(ticks(), std::memory_order_relaxed);
+}
+
+namespace {
+// Set while the thread is in reserve_slow(), whose window is closed while
+// it waits for room or counts a drop: a call from a signal handler that
+// lands there must neither wait nor count with it.
+constinit thread_local bool tls_in_reserve_slow = false;
+
+struct InReserveSlow {
+  InReserveSlow() noexcept { tls_in_reserve_slow = true; }
+  ~InReserveSlow() { tls_in_reserve_slow = false; }
+  InReserveSlow(const InReserveSlow&) = delete;
+  InReserveSlow& operator=(const InReserveSlow&) = delete;
+};
+}  // namespace
+
 // Waiting for room spins for a moment (the IO thread is usually draining
 // already), then sleeps until the IO thread says it freed space: spinning or
 // yielding longer would take the CPU from the very threads that free it.
@@ -457,6 +492,12 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
   constexpr unsigned kSpins = 128;
   constexpr long kSleepLimitNs = 1'000'000;  // re-checks stop() at least this often
   auto& settings = buffer_settings();
+  if (tls_in_reserve_slow) {  // this call interrupted the thread's own, whose window is closed
+    buffer.end_call();
+    drop_nested_call(buffer);
+    return nullptr;
+  }
+  InReserveSlow guard;
   // The caller's try_reserve() has just read the consumer position: under
   // the drop policy, looking again at once would only make a dropped call
   // cost more, and a burst's dropped calls take the cores the IO threads need.
@@ -476,7 +517,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
       count_drop(buffer);
       return nullptr;
     }
-    buffer.begin_call();
+    (void)buffer.begin_call();  // its window is closed: a call it interrupted would have closed its own
     if (char* out = buffer.try_reserve(size)) return out;
     buffer.end_call();
     if (attempt == 0) nudge_io_thread();
@@ -501,7 +542,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     // position, or the IO thread sees that it waits.
     buffer.waiting_for_room.store(true, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    buffer.begin_call();
+    (void)buffer.begin_call();
     char* out = buffer.try_reserve(size);
     if (out == nullptr) {
       buffer.end_call();
@@ -540,7 +581,10 @@ void write_control(std::string_view args) noexcept {
   if (buffer == nullptr) buffer = create_thread_buffer();
   if (buffer == nullptr) return;
   std::size_t stride = ring_stride(args.size());
-  buffer->begin_call();
+  if (!buffer->begin_call()) {
+    drop_nested_call(*buffer);
+    return;
+  }
   char* out = buffer->try_reserve(stride);
   if (out == nullptr) out = reserve_slow(*buffer, stride);
   if (out == nullptr) return;

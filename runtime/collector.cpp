@@ -120,7 +120,7 @@ void Collector::refresh_buffers() {
 // batch's last record so the stream stays in time order; the interval the
 // drops happened in is in the record itself.
 void Collector::report_drops(Batch& batch, ThreadBuffer& b, std::uint64_t now) {
-  std::uint64_t dropped = b.dropped.load(std::memory_order_relaxed);
+  std::uint64_t dropped = b.all_dropped();
   if (dropped != b.drops_reported) {
     char args[kDropRecordArgs];
     std::uint64_t count = dropped - b.drops_reported;
@@ -148,8 +148,7 @@ void Collector::release_abandoned(Batch& batch) {
       std::lock_guard lock(registry.mutex);
       std::erase(registry.buffers, b);
       registry.generation.fetch_add(1, std::memory_order_relaxed);
-      counters_.dropped_released.fetch_add(b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start,
-                                           std::memory_order_relaxed);
+      counters_.dropped_released.fetch_add(b->all_dropped() - b->dropped_before_start, std::memory_order_relaxed);
     }
     destroy_thread_buffer(b);
     changed = true;

@@ -127,7 +127,7 @@ void print_unstarted(PrintState& s) noexcept {
     for (ThreadBuffer* b : buffers) {
       std::uint64_t end = b->committed.load(std::memory_order_acquire);
       ends.push_back(end);
-      dropped += b->dropped.load(std::memory_order_relaxed);
+      dropped += b->all_dropped();
       for_each_ring_record(*b, b->consumed.load(std::memory_order_relaxed), end,
                            [&](const RingRecordHeader& header, const char* args) {
                              std::optional<std::uint8_t> level = record_level(header);
@@ -191,6 +191,14 @@ bool printing_after_stop() noexcept { return print_state().active.load(std::memo
 bool print_own_records() noexcept {
   PrintState& s = print_state();
   if (!s.active.load(std::memory_order_relaxed) || tls_buffer == nullptr) return false;
+  // A call from a signal handler that interrupted this thread's printing:
+  // its record waits in the ring for the thread's next call.
+  static constinit thread_local bool printing = false;
+  if (printing) return true;
+  printing = true;
+  struct Done {
+    ~Done() { printing = false; }
+  } done;
   std::lock_guard lock(s.mutex);
   if (!s.active.load(std::memory_order_relaxed)) return false;
   ThreadBuffer& own = *tls_buffer;

@@ -164,6 +164,14 @@ bool thread_locals_gone() noexcept;
 // first call before it, whose record is printed at exit if start() never runs.
 void register_process_hooks() noexcept;
 
+// A child of fork() whose parent logged with Config::log_after_fork: its
+// first call starts a logger with the parent's Config (logger.cpp), from
+// settle_gate, where every site's first call goes in the child.
+bool child_start_pending() noexcept;
+void start_in_forked_child() noexcept;
+// terse::stop() with the lifecycle's lock held (logger.cpp).
+void stop_under_lock();
+
 // Crash flush (runtime/crash.cpp). flush_for_crash() is async-signal-safe:
 // it asks the IO threads to write everything and waits a bounded time.
 void install_crash_handlers() noexcept;
@@ -190,9 +198,13 @@ bool wait_while(Predicate keep_waiting, int limit_ms) noexcept {
 void install_termination_handlers() noexcept;
 void uninstall_termination_handlers() noexcept;
 void flush_for_termination() noexcept;
-// The IO threads start with these signals blocked, so a signal meant for the
-// process runs its handler (the application's or terse's) on one of the
-// application's threads, never in the middle of a write.
-void block_termination_signals(sigset_t* previous) noexcept;
+// terse's threads start with every asynchronous signal blocked (the
+// termination signals included), so that a signal meant for the process
+// runs its handler (the application's or terse's) on one of the
+// application's threads, never on terse's in the middle of a write; a
+// handler that logs would log from them too. Synchronous signals (a fault,
+// abort()) stay deliverable, for the crash handler. Blocks them on the
+// calling thread, for the threads it creates; `previous` to restore.
+void block_async_signals(sigset_t* previous) noexcept;
 
 }  // namespace terse::detail

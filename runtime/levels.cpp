@@ -360,6 +360,7 @@ std::string levels_replace(const LevelSpec& spec) {
 }
 
 bool settle_gate(Site& site, std::uint8_t level) noexcept {
+  if (child_start_pending()) start_in_forked_child();
   try {
     LevelState& s = state();
     std::lock_guard lock(s.mutex);
@@ -389,11 +390,14 @@ void report_suppressed() noexcept {
 
 void levels_before_fork() noexcept { state().mutex.lock(); }
 void levels_after_fork_in_parent() noexcept { state().mutex.unlock(); }
-void levels_after_fork_in_child() noexcept {
+void levels_after_fork_in_child(bool start_on_first_call) noexcept {
   LevelState& s = state();
   s.running = false;
   s.open_after_stop = false;  // the parent's stderr is not the child's to print on
   rewrite_gates(s);
+  // Every site's next call goes to settle_gate, which starts the child's logger.
+  if (start_on_first_call)
+    for (const Gate& gate : s.gates) store_gate(*gate.site, {kGateUnsettled, kGateUnsettled});
   s.mutex.unlock();
 }
 
@@ -491,7 +495,10 @@ void LevelsFileWatcher::check() {
 }
 
 void LevelsFileWatcher::start() {
+  sigset_t previous_mask;
+  block_async_signals(&previous_mask);  // inherited by the thread
   thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   place_thread(thread_, "terse-levels");
 }
 

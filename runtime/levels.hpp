@@ -56,10 +56,12 @@ std::string levels_replace(const LevelSpec& spec);
 // unloading library does for its own sites.
 void report_suppressed() noexcept;
 
-// fork(): the table's lock is held across it; the child logs nothing.
+// fork(): the table's lock is held across it. The child logs nothing
+// until it starts, which start_on_first_call has its first call do: every
+// site goes to settle_gate again.
 void levels_before_fork() noexcept;
 void levels_after_fork_in_parent() noexcept;
-void levels_after_fork_in_child() noexcept;
+void levels_after_fork_in_child(bool start_on_first_call) noexcept;
 
 // A record from terse itself (file "terse"), past every gate: what became
 // of a levels file, for instance. Discarded when the logger is not running.

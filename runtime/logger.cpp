@@ -2,6 +2,7 @@
 // callers' requests and runs each on a thread of its own; the process-wide
 // lifecycle (validation, exit, fork) lives here too.
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -83,7 +84,7 @@ class Logger {
 
   void run() {
     sigset_t previous_mask;
-    block_termination_signals(&previous_mask);  // inherited by the threads
+    block_async_signals(&previous_mask);  // inherited by the threads
     collector_thread_ = std::thread([this] {
       collector_tid_.store(thread_id(), std::memory_order_relaxed);
       collector_.run();
@@ -180,7 +181,7 @@ class Logger {
       t.name = std::string(b->name, ::strnlen(b->name, sizeof b->name));
       t.buffer_bytes = b->capacity;
       t.highest_fill = b->highest_fill.load(std::memory_order_relaxed);
-      t.dropped = b->dropped.load(std::memory_order_relaxed) - b->dropped_before_start;
+      t.dropped = b->all_dropped() - b->dropped_before_start;
       t.times_released = b->given_back.load(std::memory_order_relaxed);
       s.records_dropped += t.dropped;
       s.threads.push_back(std::move(t));
@@ -287,6 +288,11 @@ void validate(const Config& config) {
 }
 
 bool g_started = false;  // under g_lifecycle
+// A forked child's logger, started by its first call (log_after_fork):
+// the Config the parent started with, and whether it is still to start.
+std::unique_ptr<Config> g_started_with;  // under g_lifecycle
+std::atomic<bool> g_child_start_pending{false};
+bool g_started_by_fork = false;  // the running logger is such a child's: start() replaces it
 
 // At exit, whether or not the program started terse: what is running is
 // stopped, what was kept before a start() that never came is printed.
@@ -303,10 +309,11 @@ void finish_at_exit() {
   }
 }
 
-// fork(): the child gets no IO threads, so it must not wait for them. It
-// starts out not logging (its calls are discarded) and may call start()
-// to log into a file of its own. The locks are held across fork() so the
-// child never inherits one held by a thread it does not have.
+// fork(): the child gets no IO threads, so it must not wait for them. With
+// Config::log_after_fork its first call starts a logger of its own (see
+// start_in_forked_child); otherwise its calls are discarded until it calls
+// start(). The locks are held across fork() so the child never inherits
+// one held by a thread it does not have.
 void before_fork() {
   g_lifecycle.lock();
   buffer_registry().mutex.lock();
@@ -320,7 +327,9 @@ void after_fork_in_parent() {
 }
 
 void after_fork_in_child() {
-  levels_after_fork_in_child();
+  bool log_on = g_logger && g_started_with && g_started_with->log_after_fork;
+  g_child_start_pending.store(log_on, std::memory_order_relaxed);
+  levels_after_fork_in_child(log_on);
   (void)g_levels_watcher.release();  // its thread is the parent's
   buffer_settings().running.store(false, std::memory_order_relaxed);
   g_hot.running.store(false, std::memory_order_relaxed);
@@ -337,11 +346,41 @@ void after_fork_in_child() {
     b->preparing.store(false, std::memory_order_relaxed);    // the same
     if (b != tls_buffer) b->abandoned.store(true, std::memory_order_relaxed);
   }
+  if (ThreadBuffer* own = tls_buffer) {
+    own->os_tid = thread_id();  // the child's thread is a thread of its own
+  }
   registry.mutex.unlock();
   g_lifecycle.unlock();
 }
 
 }  // namespace
+
+bool child_start_pending() noexcept { return g_child_start_pending.load(std::memory_order_relaxed); }
+
+void start_in_forked_child() noexcept {
+  Config config;
+  {
+    std::lock_guard lock(g_lifecycle);
+    if (!g_child_start_pending.load(std::memory_order_relaxed)) return;  // another thread's call did
+    g_child_start_pending.store(false, std::memory_order_relaxed);
+    try {
+      config = *g_started_with;
+    } catch (...) {
+      levels_stop(false);
+      return;
+    }
+  }
+  try {
+    terse::start(config);
+    std::lock_guard lock(g_lifecycle);
+    g_started_by_fork = true;
+  } catch (const std::exception& e) {
+    // The child's calls are discarded, as they were before log_after_fork.
+    std::fprintf(stderr, "terse: the child forked as pid %d cannot log into files of its own: %s\n",
+                 static_cast<int>(::getpid()), e.what());
+    levels_stop(false);
+  }
+}
 
 void register_process_hooks() noexcept {
   static bool registered =
@@ -373,7 +412,11 @@ void flush_for_termination() noexcept {
 void start(const Config& requested) {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
+  // A forked child that calls start() after its first calls started the
+  // parent's Config for it gets what it asks for.
+  if (g_logger && g_started_by_fork) stop_under_lock();
   if (g_logger) throw Error("terse: start() called while already running; call stop() first");
+  g_child_start_pending.store(false, std::memory_order_relaxed);  // a child that starts terse itself
   LevelSpec environment_levels;
   const Config config = apply_environment(requested, environment_levels);
   validate(config);
@@ -393,12 +436,13 @@ void start(const Config& requested) {
   {
     auto& registry = buffer_registry();
     std::lock_guard buffers_lock(registry.mutex);
-    for (ThreadBuffer* b : registry.buffers) b->dropped_before_start = b->dropped.load(std::memory_order_relaxed);
+    for (ThreadBuffer* b : registry.buffers) b->dropped_before_start = b->all_dropped();
   }
   settings.running.store(true, std::memory_order_release);
   g_hot.running.store(true, std::memory_order_relaxed);
   logger->run();
   g_logger = std::move(logger);
+  g_started_with = std::make_unique<Config>(requested);
   if (config.crash_handler || config.termination_signals)
     g_crash_target.store(g_logger.get(), std::memory_order_release);
   if (config.crash_handler) install_crash_handlers();
@@ -437,7 +481,13 @@ Stats stats() {
 void stop() {
   using namespace detail;
   std::lock_guard lock(g_lifecycle);
+  stop_under_lock();
+}
+
+namespace detail {
+void stop_under_lock() {
   if (!g_logger) return;
+  g_started_by_fork = false;
   g_levels_watcher.reset();
   report_suppressed();
   Level after_stop = g_logger->stderr_after_stop();
@@ -457,6 +507,7 @@ void stop() {
   g_logger.reset();
   if (after_stop != Level::off) print_after_stop(after_stop, calibration);
 }
+}  // namespace detail
 
 void preallocate() noexcept {
   using namespace detail;

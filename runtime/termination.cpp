@@ -61,11 +61,22 @@ bool is_default(const struct sigaction& action) {
 
 }  // namespace
 
-void block_termination_signals(sigset_t* previous) noexcept {
+namespace {
+std::atomic<int> g_deliverable_for_tests{0};
+}  // namespace
+
+void block_async_signals(sigset_t* previous) noexcept {
   sigset_t signals;
-  sigemptyset(&signals);
-  for (int signal_number : kTerminationSignals) sigaddset(&signals, signal_number);
+  sigfillset(&signals);
+  // Raised by the faulting thread itself (abort() too), and handled there
+  // by the crash handler: blocked, the kernel would kill the process instead.
+  for (int synchronous : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT}) sigdelset(&signals, synchronous);
+  if (int signal_number = g_deliverable_for_tests.load(std::memory_order_relaxed)) sigdelset(&signals, signal_number);
   pthread_sigmask(SIG_BLOCK, &signals, previous);
+}
+
+void deliver_to_terse_threads_for_tests(int signal_number) noexcept {
+  g_deliverable_for_tests.store(signal_number, std::memory_order_relaxed);
 }
 
 void install_termination_handlers() noexcept {

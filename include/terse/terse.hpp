@@ -233,6 +233,13 @@ struct Config {
   // those below it that the levels in force at stop() let through are
   // counted in stats(). off: such calls are discarded.
   Level stderr_after_stop = Level::warn;
+  // A child of fork() goes on logging with this Config, into files of its
+  // own in the same directory and name (a writer of its own: its pid and
+  // run id; `terse cat DIR` merges them by time), started by its first
+  // logging call, so that a child that only execs costs nothing. Records
+  // the parent logged before fork() are the parent's to write. false: the
+  // child's calls are discarded until it calls start() itself.
+  bool log_after_fork = true;
   // start() applies TERSE_LEVEL, TERSE_LEVELS_FILE, TERSE_CONSOLE,
   // TERSE_CONSOLE_FD and TERSE_DIR over this Config; false ignores them.
   bool read_environment = true;
@@ -418,6 +425,11 @@ struct alignas(64) HotSettings {
 };
 inline HotSettings g_hot;
 
+// For tests that stall one of terse's threads with a signal sent to it:
+// terse's threads block every asynchronous signal but leave this one
+// deliverable, from the next start() on. Not for programs.
+void deliver_to_terse_threads_for_tests(int signal_number) noexcept;
+
 // Sync mode: wait until the record just logged is in the file.
 void wait_until_written() noexcept;
 
@@ -503,6 +515,11 @@ template <auto Tags, bool Prefixed, typename... Args, std::size_t... I>
     buffer = create_thread_buffer();
     if (buffer == nullptr) return false;
     first_call = true;
+  } else if (buffer->in_call_since.load(std::memory_order_relaxed) != kNotInCall) {
+    // Before the arguments are measured, which for structured ones writes
+    // to the thread's own memory that the interrupted call is using.
+    drop_nested_call(*buffer);
+    return false;
   }
   constexpr std::size_t count = sizeof...(Args);
   [[maybe_unused]] constexpr auto string_tag = static_cast<std::uint8_t>(TypeTag::string);
@@ -547,13 +564,18 @@ template <auto Tags, bool Prefixed, typename... Args, std::size_t... I>
       }
       if (args_size > limit) {
         if constexpr (has_structured) eager->text.resize(eager_base);
-        buffer->end_call();  // a first call's window is open
-        return false;        // only a type whose fixed part alone overflows the buffer
+        if (first_call) buffer->end_call();  // its window is open; another call's is not this one's to close
+        return false;                        // only a type whose fixed part alone overflows the buffer
       }
     }
   }
   std::size_t stride = ring_stride(args_size);
-  buffer->begin_call();
+  // A first call's window is open since its buffer was made.
+  if (!first_call && !buffer->begin_call()) {
+    if constexpr (has_structured) eager->text.resize(eager_base);
+    drop_nested_call(*buffer);
+    return false;
+  }
   // Read as soon as the window is open, not once the record has room: the
   // counter's read takes some 25 cycles, which then overlap the rest of the
   // call instead of adding to it. A call that waited for room reads it again.
@@ -607,7 +629,10 @@ inline bool log_impl(std::uint32_t id, std::string_view prefix, std::index_seque
     if (__builtin_expect(buffer == nullptr || args_size > kFitsAnyRing, 0))
       return log_any<Tags, Prefixed, Args...>(id, prefix, arguments, args...);
     std::size_t stride = ring_stride(args_size);
-    buffer->begin_call();
+    if (__builtin_expect(!buffer->begin_call(), 0)) {
+      drop_nested_call(*buffer);
+      return false;
+    }
     // Read as soon as the window is open, not once the record has room: the
     // counter's read takes some 25 cycles, which then overlap the rest of
     // the call instead of adding to it. A call that waited for room reads it

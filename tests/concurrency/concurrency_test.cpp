@@ -366,6 +366,7 @@ TEST_CASE("a new thread's first record keeps time order wherever the IO thread i
   TempDir dir;
   auto config = test_config(dir.path());
   config.thread_buffer_bytes = 64 * 1024;
+  terse::detail::deliver_to_terse_threads_for_tests(SIGUSR2);  // hold_io_thread
   terse::start(config);
   const std::vector<int> io_threads = threads_named("terse-io");
   REQUIRE(io_threads.size() == 1);

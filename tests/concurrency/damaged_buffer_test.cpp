@@ -55,7 +55,7 @@ void forge_record(std::uint32_t site_id, std::uint32_t args_size, std::size_t by
   using namespace terse::detail;
   ThreadBuffer* buffer = tls_buffer;
   REQUIRE(buffer != nullptr);
-  buffer->begin_call();
+  REQUIRE(buffer->begin_call());
   std::uint64_t stamp = ticks();
   char* out = buffer->try_reserve(ring_stride(bytes_written));
   REQUIRE(out != nullptr);

@@ -75,6 +75,7 @@ struct DropLogger {
     auto config = test_config(dir.path());
     config.overflow = terse::Overflow::drop;
     if (buffer_bytes != 0) config.thread_buffer_bytes = buffer_bytes;
+    terse::detail::deliver_to_terse_threads_for_tests(SIGUSR2);  // the writer's stall
     terse::start(config);
   }
 };

@@ -35,6 +35,7 @@ int crash_child(const std::string& directory, const std::function<void()>& crash
     for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(signal_number, SIG_DFL);
     std::set_terminate(nullptr);
     if (before_start) before_start();
+    terse::detail::deliver_to_terse_threads_for_tests(SIGUSR1);  // stall_io_threads()
     terse::Config config = test_config(directory);
     config.crash_handler = handler;
     terse::start(config);

@@ -91,13 +91,14 @@ TEST_CASE("retention leaves other names and other files alone") {
   CHECK(log_files(dir.path()).size() == 2);  // other-… and the one test-… file left
 }
 
-TEST_CASE("a forked child neither deadlocks nor writes into the parent's file, and can log to its own") {
+TEST_CASE("a forked child neither deadlocks nor writes into the parent's file, and can start terse into its own") {
   TempDir parent_dir, child_dir;
   terse::start(test_config(parent_dir.path()));
   for (int i = 0; i < 1000; ++i) TERSE_INFO("parent before fork {}", i);
   pid_t pid = ::fork();
   if (pid == 0) {
-    TERSE_INFO("child before start {}", 1);  // discarded: the child starts out not logging
+    // Into a file of the child's own beside the parent's (Config::log_after_fork).
+    TERSE_INFO("child before start {}", 1);
     terse::flush();
     terse::Config config = test_config(child_dir.path());
     terse::start(config);
@@ -114,8 +115,15 @@ TEST_CASE("a forked child neither deadlocks nor writes into the parent's file, a
 
   Decoded parent = decode_dir(parent_dir.path());
   CHECK(parent.intact());
-  CHECK(parent.lines.size() == 2000);
-  for (const auto& line : parent.lines) CHECK(line.message.rfind("parent ", 0) == 0);
+  CHECK(parent.lines.size() == 2001);
+  for (const auto& line : parent.lines) {
+    if (line.thread == static_cast<std::uint64_t>(pid)) {
+      CHECK(line.message == "child before start 1");
+    } else {
+      CHECK(line.message.rfind("parent ", 0) == 0);
+    }
+  }
+  CHECK(log_files(parent_dir.path()).size() == 2);  // the parent's file and the child's
   Decoded child = decode_dir(child_dir.path());
   CHECK(child.intact());
   REQUIRE(child.lines.size() == 100);

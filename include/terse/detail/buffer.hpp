@@ -57,6 +57,13 @@ struct ThreadBuffer {
   // reported into the log by the IO thread.
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> last_drop_ticks{0};
+  // Calls that interrupted a call of the same thread (a signal handler's)
+  // and were dropped: counted apart, with an atomic add, as the call they
+  // interrupted may be in the middle of counting `dropped`.
+  std::atomic<std::uint64_t> dropped_nested{0};
+  std::uint64_t all_dropped() const noexcept {
+    return dropped.load(std::memory_order_relaxed) + dropped_nested.load(std::memory_order_relaxed);
+  }
 
   // Consumer side.
   alignas(64) std::atomic<std::uint64_t> consumed{0};
@@ -150,7 +157,18 @@ struct ThreadBuffer {
   // ordering window, far longer than a store takes to be seen; the marker
   // is for a thread preempted mid-call. end_call() is relaxed too: its call
   // wrote nothing to the ring (no room), so there is nothing to publish.
-  void begin_call() noexcept { in_call_since.store(last_ticks, std::memory_order_relaxed); }
+  //
+  // False, with nothing changed, when a call of this thread is open
+  // already: this one interrupted it (from a signal handler) and must not
+  // touch the ring, whose reservation the open call holds. The signal fence
+  // (no instruction) keeps the compiler from moving the ring's reads and
+  // writes above the open window, where a handler would not see it.
+  [[nodiscard]] bool begin_call() noexcept {
+    if (__builtin_expect(in_call_since.load(std::memory_order_relaxed) != kNotInCall, 0)) return false;
+    in_call_since.store(last_ticks, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return true;
+  }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
 
   // Release both: the record's bytes before its position, and the position
@@ -176,6 +194,9 @@ constinit inline thread_local ThreadBuffer* tls_buffer = nullptr;
 // other threads all along: the caller goes on as after begin_call(), and
 // closes it with commit() or end_call().
 ThreadBuffer* create_thread_buffer();
+// A call that interrupted a call of its own thread (begin_call() said no):
+// counted as dropped, never written, never waiting. Async-signal-safe.
+void drop_nested_call(ThreadBuffer& buffer) noexcept;
 // Called when try_reserve failed: waits (block policy) or counts a drop
 // (drop policy, returns nullptr with the call's window closed).
 char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept;
