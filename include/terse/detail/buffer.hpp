@@ -121,11 +121,13 @@ struct ThreadBuffer {
   // nullptr when the ring is full. Nothing is visible until commit(). Only
   // between begin_call() and commit() (or end_call()).
   char* try_reserve(std::size_t size) noexcept {
-    std::uint64_t pos = write_pos;
-    std::uint64_t offset = pos & (capacity - 1);
     // A compiler barrier is enough here: the IO thread's membarrier() puts
     // a full fence on this thread wherever it runs (change_drained_rings).
+    // Before the position is read: a signal handler's call on this thread
+    // then finds the window open before the ring is touched (begin_call).
     std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::uint64_t pos = write_pos;
+    std::uint64_t offset = pos & (capacity - 1);
     // Both rare cases out of line, so that a call's path through here has
     // no taken branch: a call made after a pause pays for each of those.
     if (__builtin_expect(pos + size > look_again_at.load(std::memory_order_relaxed) || size > capacity - offset, 0))
@@ -160,13 +162,12 @@ struct ThreadBuffer {
   //
   // False, with nothing changed, when a call of this thread is open
   // already: this one interrupted it (from a signal handler) and must not
-  // touch the ring, whose reservation the open call holds. The signal fence
-  // (no instruction) keeps the compiler from moving the ring's reads and
-  // writes above the open window, where a handler would not see it.
+  // touch the ring, whose reservation the open call holds. try_reserve()'s
+  // signal fence keeps the compiler from moving the ring's reads and writes
+  // above the open window, where a handler would not see it.
   [[nodiscard]] bool begin_call() noexcept {
     if (__builtin_expect(in_call_since.load(std::memory_order_relaxed) != kNotInCall, 0)) return false;
     in_call_since.store(last_ticks, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
     return true;
   }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
