@@ -137,7 +137,12 @@ TEST_CASE("TERSE_LOG_EVERY writes at most one record per interval, and counts ev
   for (const Line& line : decoded.lines) {
     suppressed += line.suppressed;
     if (line.suppressed_report || line.message == "warm-up") continue;
-    if (records > 0) CHECK(line.unix_ns - previous_ns >= 49'000'000);  // the clock's rate is calibrated, not exact
+    // The clock's rate is calibrated, not exact. The first record of the
+    // loop is the site's first call, which registers the site after the
+    // limit's clock read and before its timestamp (2 ms under emulation):
+    // its interval to the next may look that much shorter.
+    if (records > 1) CHECK(line.unix_ns - previous_ns >= 49'000'000);
+    if (records == 1) CHECK(line.unix_ns - previous_ns >= 45'000'000);
     previous_ns = line.unix_ns;
     ++records;
   }
