@@ -205,10 +205,7 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     tls_dropped_while_making.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  tls_making_buffer = true;
-  struct Made {
-    ~Made() { tls_making_buffer = false; }
-  } made;
+  FlagForScope making(tls_making_buffer);
   if (!buffer_settings().running.load(std::memory_order_relaxed)) register_process_hooks();
   auto& registry = buffer_registry();
   StartingSlot starting(registry);
@@ -252,8 +249,7 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   {
     std::lock_guard lock(registry.mutex);
     registry.buffers.push_back(buffer);
-    buffer->synchronous.store(g_hot.synchronous.load(std::memory_order_relaxed) || printing_after_stop(),
-                              std::memory_order_relaxed);
+    buffer->synchronous.store(calls_are_synchronous(), std::memory_order_relaxed);
     registry.generation.fetch_add(1, std::memory_order_relaxed);  // read under this mutex (refresh_buffers)
   }
   if (!starting.held()) {
@@ -473,12 +469,6 @@ namespace {
 // lands there must neither wait nor count with it.
 constinit thread_local bool tls_in_reserve_slow = false;
 
-struct InReserveSlow {
-  InReserveSlow() noexcept { tls_in_reserve_slow = true; }
-  ~InReserveSlow() { tls_in_reserve_slow = false; }
-  InReserveSlow(const InReserveSlow&) = delete;
-  InReserveSlow& operator=(const InReserveSlow&) = delete;
-};
 }  // namespace
 
 // Waiting for room spins for a moment (the IO thread is usually draining
@@ -497,7 +487,7 @@ char* reserve_slow(ThreadBuffer& buffer, std::size_t size) noexcept {
     drop_nested_call(buffer);
     return nullptr;
   }
-  InReserveSlow guard;
+  FlagForScope in_reserve_slow(tls_in_reserve_slow);
   // The caller's try_reserve() has just read the consumer position: under
   // the drop policy, looking again at once would only make a dropped call
   // cost more, and a burst's dropped calls take the cores the IO threads need.

@@ -70,13 +70,7 @@ class EmergencyWriter {
   }
 
   void drain() {
-    const char* p = begin_;
-    while (p < at_) {
-      ssize_t n = ::write(fd_, p, static_cast<std::size_t>(at_ - p));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      p += n;
-    }
+    write_all(fd_, std::string_view(begin_, static_cast<std::size_t>(at_ - begin_)));
     at_ = begin_;
   }
 
@@ -93,6 +87,15 @@ schema::ThreadEntry thread_entry(const ThreadBuffer& b) {
 }
 
 }  // namespace
+
+void write_all(int fd, std::string_view bytes) noexcept {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere to write them: the descriptor is closed or the disk full
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
 
 void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
   if (fd < 0 || size == 0) return;

@@ -5,8 +5,13 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 namespace terse::detail {
+
+// Writes all of `bytes` to `fd`, or as much as it takes before a write
+// fails. Async-signal-safe (write(2) only).
+void write_all(int fd, std::string_view bytes) noexcept;
 
 // Appends every record still in the thread buffers to `fd`, using `memory`
 // (`size` bytes) to gather frames. Each record goes into a records frame of

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -11,6 +10,7 @@
 
 #include <terse/schema.hpp>
 
+#include "emergency.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -31,15 +31,6 @@ struct PrintState {
 PrintState& print_state() noexcept {
   static auto* state = new PrintState;
   return *state;
-}
-
-void write_all(int fd, std::string_view text) noexcept {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // nowhere to say it: stderr is closed or full
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
 }
 
 // The level a ring record was logged at; control records (contexts,
@@ -93,13 +84,6 @@ void on_a_live_thread(Print print) noexcept {
   }
 }
 
-void set_buffers_synchronous(bool printing) noexcept {
-  auto& registry = buffer_registry();
-  std::lock_guard lock(registry.mutex);
-  bool synchronous = printing || g_hot.synchronous.load(std::memory_order_relaxed);
-  for (ThreadBuffer* b : registry.buffers) b->synchronous.store(synchronous, std::memory_order_relaxed);
-}
-
 // A copy of the list: a thread that starts logging meanwhile takes the
 // registry's mutex, which the printer must not hold while it renders.
 std::vector<ThreadBuffer*> listed_buffers() {
@@ -121,6 +105,7 @@ void print_unstarted(PrintState& s) noexcept {
     };
     std::vector<Kept> kept;
     std::uint64_t below = 0;
+    std::uint64_t shown = 0;
     std::uint64_t dropped = 0;
     std::vector<ThreadBuffer*> buffers = listed_buffers();
     std::vector<std::uint64_t> ends;
@@ -133,15 +118,14 @@ void print_unstarted(PrintState& s) noexcept {
                              std::optional<std::uint8_t> level = record_level(header);
                              if (level && *level < kWarn) {
                                ++below;
-                             } else {
-                               kept.push_back({header.ticks, b, header, args});
+                               return;
                              }
+                             kept.push_back({header.ticks, b, header, args});
+                             if (level) ++shown;  // control records carry contexts, not lines
                            });
     }
     // Threads' records in time order; a thread's own stay in its order.
     std::stable_sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.ticks < b.ticks; });
-    std::uint64_t shown = 0;
-    for (const Kept& k : kept) shown += record_level(k.header).has_value();
     if (shown > 0 || dropped > 0) {
       s.out = "terse: the program ended before terse::start() was called, so nothing was written to a log file; its " +
               std::to_string(shown) + " records at warn and above follow";
@@ -170,7 +154,7 @@ void print_after_stop(Level level, const Calibration& calibration) noexcept {
     // Before the buffers are switched: a thread that makes its buffer
     // meanwhile reads it under the registry's mutex (make_thread_buffer).
     s.active.store(true, std::memory_order_relaxed);
-    set_buffers_synchronous(true);
+    refresh_buffers_synchronous();
     for (ThreadBuffer* b : listed_buffers()) print_ring(s, *b);
   } catch (...) {
     // Out of memory: calls go on into the buffers, and are lost at exit.
@@ -183,10 +167,23 @@ void end_print_after_stop() noexcept {
   if (!s.active.load(std::memory_order_relaxed)) return;
   s.active.store(false, std::memory_order_relaxed);
   s.text.reset();
-  set_buffers_synchronous(false);
+  refresh_buffers_synchronous();
 }
 
 bool printing_after_stop() noexcept { return print_state().active.load(std::memory_order_relaxed); }
+
+bool calls_are_synchronous() noexcept {
+  return g_hot.synchronous.load(std::memory_order_relaxed) || printing_after_stop();
+}
+
+void refresh_buffers_synchronous() noexcept {
+  auto& registry = buffer_registry();
+  // Under the mutex a new buffer reads the setting (make_thread_buffer):
+  // one made before this reads it is on the list.
+  std::lock_guard lock(registry.mutex);
+  bool synchronous = calls_are_synchronous();
+  for (ThreadBuffer* b : registry.buffers) b->synchronous.store(synchronous, std::memory_order_relaxed);
+}
 
 bool print_own_records() noexcept {
   PrintState& s = print_state();
@@ -195,10 +192,7 @@ bool print_own_records() noexcept {
   // its record waits in the ring for the thread's next call.
   static constinit thread_local bool printing = false;
   if (printing) return true;
-  printing = true;
-  struct Done {
-    ~Done() { printing = false; }
-  } done;
+  FlagForScope printing_now(printing);
   std::lock_guard lock(s.mutex);
   if (!s.active.load(std::memory_order_relaxed)) return false;
   ThreadBuffer& own = *tls_buffer;
@@ -212,7 +206,7 @@ void print_unstarted_at_exit() noexcept {
   if (s.active.load(std::memory_order_relaxed)) return;
   on_a_live_thread([&s] { print_unstarted(s); });
   s.active.store(true, std::memory_order_relaxed);
-  set_buffers_synchronous(true);
+  refresh_buffers_synchronous();
 }
 
 void add_print_counts(Stats& stats) noexcept {

@@ -40,6 +40,10 @@ void print_after_stop(Level level, const Calibration& calibration) noexcept;
 // start(): buffers go back to the sync mode set_async() chose.
 void end_print_after_stop() noexcept;
 bool printing_after_stop() noexcept;
+// Whether each call waits for its record: set_async(false), or printing
+// after stop(). Every buffer carries a copy, which this refreshes.
+bool calls_are_synchronous() noexcept;
+void refresh_buffers_synchronous() noexcept;
 // A call in sync mode while printing_after_stop(): prints (or counts) the
 // calling thread's own records; false when not printing.
 bool print_own_records() noexcept;

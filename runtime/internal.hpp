@@ -81,6 +81,20 @@ ThreadBuffer* create_thread_buffer_mapped();
 // that a thread missing from the list is here.
 std::uint64_t earliest_starting_call() noexcept;
 
+// Sets a thread_local flag for the life of the object: how a call notices
+// that it landed inside a call of its own thread (from a signal handler) in
+// a part where the ring's window does not say so.
+class FlagForScope {
+ public:
+  explicit FlagForScope(bool& flag) noexcept : flag_(flag) { flag_ = true; }
+  ~FlagForScope() { flag_ = false; }
+  FlagForScope(const FlagForScope&) = delete;
+  FlagForScope& operator=(const FlagForScope&) = delete;
+
+ private:
+  bool& flag_;
+};
+
 // Calls visit(header, args) for each record of `b`'s ring in the
 // positions [from, to): whole records, already committed.
 template <typename Visit>

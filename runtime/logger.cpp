@@ -287,9 +287,9 @@ void validate(const Config& config) {
     throw Error("terse: directory '" + config.directory + "' is not writable: " + std::strerror(errno));
 }
 
-bool g_started = false;  // under g_lifecycle
-// A forked child's logger, started by its first call (log_after_fork):
-// the Config the parent started with, and whether it is still to start.
+// The Config of the last start(), null before any: what a forked child's
+// logger starts with, by its first call (log_after_fork), and whether it is
+// still to start.
 std::unique_ptr<Config> g_started_with;  // under g_lifecycle
 std::atomic<bool> g_child_start_pending{false};
 bool g_started_by_fork = false;  // the running logger is such a child's: start() replaces it
@@ -300,7 +300,7 @@ void finish_at_exit() {
   bool started;
   {
     std::lock_guard lock(g_lifecycle);
-    started = g_started;
+    started = g_started_with != nullptr;
   }
   if (started) {
     terse::stop();
@@ -447,7 +447,6 @@ void start(const Config& requested) {
     g_crash_target.store(g_logger.get(), std::memory_order_release);
   if (config.crash_handler) install_crash_handlers();
   if (config.termination_signals) install_termination_handlers();
-  g_started = true;
   register_process_hooks();
   // Last, so that no call is logged before everything is in place.
   levels_start(config.level, environment_levels, config.flight_level);
@@ -517,13 +516,8 @@ void preallocate() noexcept {
 }
 
 void set_async(bool asynchronous) noexcept {
-  auto& registry = detail::buffer_registry();
-  // Under the mutex a new buffer copies the setting (make_thread_buffer).
-  std::lock_guard lock(registry.mutex);
   detail::g_hot.synchronous.store(!asynchronous, std::memory_order_relaxed);
-  // Calls after stop() print their records as they go, whatever this says.
-  bool synchronous = !asynchronous || detail::printing_after_stop();
-  for (detail::ThreadBuffer* b : registry.buffers) b->synchronous.store(synchronous, std::memory_order_relaxed);
+  detail::refresh_buffers_synchronous();
 }
 
 namespace detail {

@@ -570,12 +570,10 @@ template <auto Tags, bool Prefixed, typename... Args, std::size_t... I>
     }
   }
   std::size_t stride = ring_stride(args_size);
-  // A first call's window is open since its buffer was made.
-  if (!first_call && !buffer->begin_call()) {
-    if constexpr (has_structured) eager->text.resize(eager_base);
-    drop_nested_call(*buffer);
-    return false;
-  }
+  // A first call's window is open since its buffer was made. Another's
+  // opens here: a call that interrupted this one since the check above has
+  // closed its own window again.
+  if (!first_call) (void)buffer->begin_call();
   // Read as soon as the window is open, not once the record has room: the
   // counter's read takes some 25 cycles, which then overlap the rest of the
   // call instead of adding to it. A call that waited for room reads it again.
