@@ -14,7 +14,7 @@
 #   --reps N          processes per side and scenario (default 3: the VMs this runs on are
 #                     noisy, and three are the fewest whose median ignores one bad run)
 #   --quick           a tenth of the calls, samples and records: under a minute, for a first look
-#   --scenarios LIST  a comma-separated subset of single-1p,single-2p,burst20,throughput
+#   --scenarios LIST  a comma-separated subset of single-1p,single-2p,burst20,throughput,throughput-fixed
 #   --out FILE        also write the table, with how it was taken, as markdown (bench/run.sh
 #                     puts it into bench/results/results.md)
 #
@@ -25,6 +25,8 @@
 #   burst20               20 back-to-back calls timed together, / 20, then 1.7-4 ms busy;
 #                         10,000 samples
 #   throughput            10 M records back to back until flushed
+#   throughput-fixed      the same with the zstd level fixed: the writer's level otherwise drops
+#                         while it is behind, so a faster collector shows less IO CPU and more bytes
 #
 # Environment: TERSE_BENCH_BUILD, the build directory (default: build-bench at the repository
 # root, as bench/run.sh); the builds go to its ab/ folder, REF's in ab/ref-COMMIT.
@@ -47,7 +49,7 @@ usage() {
 ref=""
 reps=3
 quick=0
-scenario_list=single-1p,single-2p,burst20,throughput
+scenario_list=single-1p,single-2p,burst20,throughput,throughput-fixed
 out=""
 while (($#)); do
   case $1 in
@@ -63,7 +65,7 @@ done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps needs a positive number, not '$reps'"
 IFS=, read -r -a scenarios <<<"$scenario_list"
 for s in "${scenarios[@]}"; do
-  case $s in single-1p | single-2p | burst20 | throughput) ;; *) die "unknown scenario '$s' (single-1p, single-2p, burst20, throughput)" ;; esac
+  case $s in single-1p | single-2p | burst20 | throughput | throughput-fixed) ;; *) die "unknown scenario '$s' (single-1p, single-2p, burst20, throughput, throughput-fixed)" ;; esac
 done
 
 for tool in cmake c++ git tar awk; do
@@ -149,6 +151,7 @@ arguments() {
     single-2p) echo "single --producers 2 --calls $calls" ;;
     burst20) echo "burst20 --samples $samples" ;;
     throughput) echo "throughput --records $records" ;;
+    throughput-fixed) echo "throughput-fixed --records $records" ;;
   esac
 }
 
@@ -206,6 +209,7 @@ awk -F, -v short="$short" -v subject="$subject" -v tree="$tree" -v reps="$reps" 
     title["single-2p"] = "single calls, 2 producers, ns"
     title["burst20"] = "bursts of 20, ns per call"
     title["throughput"] = "throughput, 1 producer"
+    title["throughput-fixed"] = "throughput, zstd level fixed"
     print "## A/B: the working tree against " short
     print ""
     print "A: terse at " short " (" subject ")."
@@ -223,7 +227,7 @@ awk -F, -v short="$short" -v subject="$subject" -v tree="$tree" -v reps="$reps" 
     }
     if ("burst20" in seen_s)
       print "Bursts of 20: " group(samples) " samples of 20 back-to-back calls timed together, then a 1.7–4 ms wait."
-    if ("throughput" in seen_s)
+    if (("throughput" in seen_s) || ("throughput-fixed" in seen_s))
       print "Throughput: " group(records) " records until flushed; IO CPU is the process'"'"'s CPU time less the producer'"'"'s."
     if (quick) {
       print ""

@@ -2,11 +2,12 @@
 // (against the working tree and against a previous build of terse), so that
 // the two builds run the same code and differ only in terse. It therefore
 // uses only API that every earlier release has: Config's directory and name,
-// start, TERSE_INFO, flush and stop.
+// start, TERSE_INFO, flush and stop (and the fastest level where there is one).
 //
 //   terse_bench_ab single --dir DIR [--producers 1|2] [--calls N]
 //   terse_bench_ab burst20 --dir DIR [--samples N]
 //   terse_bench_ab throughput --dir DIR [--records N]
+//   terse_bench_ab throughput-fixed --dir DIR [--records N]
 //
 // single: producers pinned to the first (and second) CPU, 2,000 untimed
 //   calls, then calls timed one by one between lfence;rdtsc and rdtscp;lfence,
@@ -14,6 +15,8 @@
 // burst20: the method of the logger_benchmarks suite: 20 back-to-back calls
 //   timed together and divided by 20, then a random 1.7-4 ms busy wait.
 // throughput: one producer logs N records back to back, then flushes.
+// throughput-fixed: the same with the zstd level fixed (the writer's level
+//   drops while it is behind, which moves IO CPU and bytes with the pace).
 //
 // terse starts before any producer pins itself, so its threads keep the
 // process's whole CPU mask, as they do in an application that pins later.
@@ -52,10 +55,20 @@ inline void log_one(int i) noexcept {
   TERSE_INFO("request {} took {} us status {} path {}", i, i * 0.25, 200, "/api/v1/orders");
 }
 
-void start_terse(const std::string& dir) {
+// Builds before the level adapted (1d2a99a) had it fixed already.
+template <typename Config>
+void fix_compression_level(Config& config) {
+  if constexpr (requires { config.fastest_compression_level = config.compression_level; })
+    config.fastest_compression_level = config.compression_level;
+}
+
+void start_terse(const std::string& dir, bool fixed_level = false) {
   terse::Config config;
   config.directory = dir;
   config.name = "ab";
+  // The writer's level no longer drops while it is behind: the IO CPU and
+  // the bytes then compare the same work on both sides.
+  if (fixed_level) fix_compression_level(config);
   terse::start(config);
 }
 
@@ -152,8 +165,9 @@ std::int64_t cpu_ns(clockid_t clock) {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-void run_throughput(const Options& options) {
-  start_terse(options.dir);
+void run_throughput(const Options& options, bool fixed_level) {
+  const char* name = fixed_level ? "throughput-fixed" : "throughput";
+  start_terse(options.dir, fixed_level);
   pin_or_warn(bench::allowed_cpus().front());
   std::int64_t producer0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   std::int64_t process0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -168,10 +182,10 @@ void run_throughput(const Options& options) {
   // terse's own threads are all of the process but the producer; main is the producer here.
   double background_ms = static_cast<double>((process1 - process0) - (producer1 - producer0)) / 1e6;
   double records = static_cast<double>(n);
-  std::printf("throughput,records/s,%.0f\n", records / (static_cast<double>(wall1 - wall0) / 1e9));
-  std::printf("throughput,bytes/record,%.3f\n", static_cast<double>(bench::directory_bytes(options.dir)) / records);
-  std::printf("throughput,IO CPU ms per M records,%.1f\n", background_ms / (records / 1e6));
-  std::printf("throughput,peak RSS MiB,%.1f\n", static_cast<double>(bench::peak_rss_kib()) / 1024.0);
+  std::printf("%s,records/s,%.0f\n", name, records / (static_cast<double>(wall1 - wall0) / 1e9));
+  std::printf("%s,bytes/record,%.3f\n", name, static_cast<double>(bench::directory_bytes(options.dir)) / records);
+  std::printf("%s,IO CPU ms per M records,%.1f\n", name, background_ms / (records / 1e6));
+  std::printf("%s,peak RSS MiB,%.1f\n", name, static_cast<double>(bench::peak_rss_kib()) / 1024.0);
 }
 
 [[noreturn]] void usage(const char* self) {
@@ -217,8 +231,8 @@ int main(int argc, char** argv) {
     run_single(options);
   else if (options.scenario == "burst20")
     run_burst20(options);
-  else if (options.scenario == "throughput")
-    run_throughput(options);
+  else if (options.scenario == "throughput" || options.scenario == "throughput-fixed")
+    run_throughput(options, options.scenario == "throughput-fixed");
   else
     usage(argv[0]);
   return 0;

@@ -11,6 +11,7 @@
 #include "internal.hpp"
 #include "interning.hpp"
 #include "levels.hpp"
+#include "platform.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -270,6 +271,8 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
     const SiteInfo* site = site_info(id);
     slots = std::make_unique<DeltaSlots>(site->arg_tags.data(), site->arg_tags.size());
     slots->limited = site->limited;
+    if (site->encode_deltas != nullptr && code_stays_loaded(reinterpret_cast<const void*>(site->encode_deltas)))
+      slots->encode = site->encode_deltas;
   }
   if (slots->batch != batch.sequence) {
     std::fill(slots->previous.begin(), slots->previous.end(), 0);
@@ -287,7 +290,10 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
   }
   // Bytes that do not match the site's tags cannot happen; should they,
   // the record goes as it is rather than with unwritten bytes in it.
-  if (!slots->plan.apply<wire::Delta::encode>(to, from, size, slots->previous.data())) std::memcpy(to, from, size);
+  bool coded = slots->encode != nullptr
+                   ? slots->encode(to, from, size, slots->previous.data())
+                   : slots->plan.apply<wire::Delta::encode>(to, from, size, slots->previous.data());
+  if (!coded) std::memcpy(to, from, size);
 }
 
 // The caller has described the record's thread (once per pass is enough).

@@ -62,6 +62,8 @@ class Collector {
     std::vector<std::uint64_t> previous;
     std::uint64_t batch = 0;
     bool limited = false;  // a suppressed count precedes the arguments
+    // The site's unrolled coder when its code stays loaded, else null: the plan.
+    wire::DeltaEncoder encode = nullptr;
   };
 
   bool load(Cursor& cursor);

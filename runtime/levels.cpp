@@ -244,6 +244,7 @@ std::uint32_t notice_site() noexcept {
                              static_cast<std::uint8_t>(L),
                              static_cast<std::uint8_t>(NoticeSignature::size),
                              kNoticeTags.data(),
+                             &wire::encode_deltas<kNoticeTags>,
                              NoticeSignature::describer()};
   std::uint32_t id = site.id.load(std::memory_order_acquire);
   return id != 0 ? id : register_site(site);

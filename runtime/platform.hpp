@@ -109,6 +109,13 @@ void return_freed_memory() noexcept;
 bool fences_other_threads() noexcept;
 void fence_other_threads() noexcept;
 
+// ---- Code
+
+// Whether the code at `address` stays mapped until the process ends: it is
+// the program's own or terse's, not a library that dlclose() may unload.
+// False when unsure. Not cheap (it walks the loaded objects).
+bool code_stays_loaded(const void* address) noexcept;
+
 // ---- Signals and fork
 
 // Makes [memory, memory + bytes) the calling thread's alternate signal

@@ -1,6 +1,8 @@
 // platform.hpp on Linux (glibc): the one runtime file with Linux headers.
 #include "platform.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <malloc.h>
@@ -307,6 +309,32 @@ bool path_identity(const char* path, FileIdentity& out) noexcept {
   if (::stat(path, &status) != 0) return false;
   out = identity_from(status);
   return true;
+}
+
+bool code_stays_loaded(const void* address) noexcept {
+  // terse's own object: its IO thread runs in it, so it outlives every record.
+  Dl_info own{};
+  Dl_info code{};
+  if (dladdr(reinterpret_cast<const void*>(&code_stays_loaded), &own) != 0 && dladdr(address, &code) != 0 &&
+      own.dli_fbase == code.dli_fbase)
+    return true;
+  // The program itself, which dl_iterate_phdr reports first.
+  struct Search {
+    std::uintptr_t address;
+    bool found;
+  } search{reinterpret_cast<std::uintptr_t>(address), false};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && s->address >= start && s->address - start < segment.p_memsz) s->found = true;
+        }
+        return 1;  // the program only
+      },
+      &search);
+  return search.found;
 }
 
 }  // namespace terse::detail

@@ -68,6 +68,7 @@ std::unique_ptr<SiteInfo> copy_site(const Site& site, const char* const* names) 
     info->format = site.format;
     info->arg_tags.assign(site.arg_tags, site.arg_tags + site.arg_count);
     info->limited = site.limit != nullptr;
+    info->encode_deltas = site.encode_deltas;
     build_extension(site, names, info->extension);
     return info;
   } catch (...) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <terse/delta.hpp>
 #include <terse/dictionary.hpp>
 
 namespace terse::detail {
@@ -22,6 +23,9 @@ struct SiteInfo {
   std::vector<std::uint8_t> arg_tags;
   std::string extension;  // FORMAT.md §6 arg_types, arg_names and flags; empty when the site has none
   bool limited = false;   // its records start with a suppressed count (FORMAT.md §6 flags)
+  // The site's own coder, code of the site's object: call it only once
+  // code_stays_loaded() said so.
+  wire::DeltaEncoder encode_deltas = nullptr;
 
   schema::SiteEntry entry() const {
     return {id, level, line, file, format, arg_tags.data(), arg_tags.size(), extension};

@@ -709,6 +709,7 @@ struct [[gnu::visibility("hidden")]] ContextSite {
                                     static_cast<std::uint8_t>(Level::info),
                                     static_cast<std::uint8_t>(Signature::size),
                                     tags.data(),
+                                    &wire::encode_deltas<tags>,
                                     Signature::describer(),
                                     nullptr,
                                     true};
@@ -778,13 +779,14 @@ inline Context::~Context() {
 // format, the argument tags, and the call site (`limit`: a rate-limited
 // site's LimitState, else nullptr). The site is a constant-initialised
 // static, so declaring it costs nothing at run time.
-#define TERSE_DETAIL_SITE(level_value, limit, format_literal, ...)                                                  \
-  using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));                                    \
-  TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                                                   \
-  static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);                                       \
-  static constinit ::terse::detail::Site terse_site_ {                                                              \
-    format_literal, __FILE__, __LINE__, static_cast<std::uint8_t>(level_value),                                     \
-        static_cast<std::uint8_t>(terse_signature_::size), terse_tags_.data(), terse_signature_::describer(), limit \
+#define TERSE_DETAIL_SITE(level_value, limit, format_literal, ...)                       \
+  using terse_signature_ = decltype(::terse::detail::signature_of(__VA_ARGS__));         \
+  TERSE_DETAIL_CHECK_SIGNATURE(terse_signature_, format_literal);                        \
+  static constexpr auto terse_tags_ = terse_signature_::tags(format_literal);            \
+  static constinit ::terse::detail::Site terse_site_ {                                   \
+    format_literal, __FILE__, __LINE__, static_cast<std::uint8_t>(level_value),          \
+        static_cast<std::uint8_t>(terse_signature_::size), terse_tags_.data(),           \
+        &::terse::wire::encode_deltas<terse_tags_>, terse_signature_::describer(), limit \
   }
 
 // The site's gate is checked first, so a disabled call evaluates no argument.

@@ -1,6 +1,7 @@
 // The format pieces both sides share (schema/terse/): frame headers, the
 // preamble, dictionary entries, file names and the timing contract.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -267,4 +268,94 @@ TEST_CASE("a delta plan codes every argument kind as FORMAT.md §7.1 says, and d
                                 std::vector<std::uint64_t>(tags.size()).data()));
     }
   }
+}
+
+namespace {
+
+template <schema::TypeTag... Kinds>
+constexpr std::array<std::uint8_t, sizeof...(Kinds)> kTags{static_cast<std::uint8_t>(Kinds)...};
+
+// Random values; strings (and structured values) of every length up to past
+// the inline copies', and strings that are null, interned or cut.
+std::string random_args(const std::uint8_t* tags, std::size_t count, std::mt19937_64& random) {
+  std::string args;
+  for (std::size_t i = 0; i < count; ++i) {
+    int width = schema::type_tag_size(tags[i]);
+    std::size_t length = width > 0 ? static_cast<std::size_t>(width) : random() % 41;
+    if (width == 0) {
+      auto header = static_cast<std::uint32_t>(length);
+      bool string = tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string);
+      switch (string ? random() % 6 : 0) {
+        case 1:
+          header = schema::kStringNull;
+          length = 0;
+          break;
+        case 2:
+          header = schema::kStringInterned;
+          length = 4;
+          break;
+        case 3: {  // cut: a prefix, then the kept bytes' own header
+          auto cut = schema::kStringCut;
+          args.append(reinterpret_cast<const char*>(&cut), 4);
+          args.append(schema::kStringCutPrefix - 4, 'c');
+          break;
+        }
+        default:
+          break;
+      }
+      args.append(reinterpret_cast<const char*>(&header), 4);
+    }
+    for (std::size_t b = 0; b < length; ++b) args.push_back(static_cast<char>(random() % 4 == 0 ? random() : b));
+  }
+  return args;
+}
+
+// A call site's unrolled coder against the plan the decoder reads with.
+template <auto Tags>
+void check_unrolled_coder(std::mt19937_64& random) {
+  wire::DeltaPlan plan(Tags.data(), Tags.size());
+  REQUIRE(plan.valid());
+  std::vector<std::uint64_t> by_plan(Tags.size()), unrolled(Tags.size()), scratch(Tags.size());
+  for (int record = 0; record < 40; ++record) {
+    std::string args = random_args(Tags.data(), Tags.size(), random);
+    INFO(Tags.size() << " arguments, record " << record << " of " << args.size() << " bytes");
+    std::string expected(args.size(), '\0');
+    std::string coded(args.size(), '\0');
+    const auto* in = reinterpret_cast<const unsigned char*>(args.data());
+    REQUIRE(plan.apply<wire::Delta::encode>(reinterpret_cast<unsigned char*>(expected.data()), in, args.size(),
+                                            by_plan.data()));
+    REQUIRE(
+        wire::encode_deltas<Tags>(reinterpret_cast<unsigned char*>(coded.data()), in, args.size(), unrolled.data()));
+    CHECK(coded == expected);
+    CHECK(unrolled == by_plan);
+    // Bytes that do not match the tags: short by one, or one too many.
+    if (!args.empty())
+      CHECK_FALSE(wire::encode_deltas<Tags>(reinterpret_cast<unsigned char*>(coded.data()), in, args.size() - 1,
+                                            scratch.data()));
+    args.push_back('x');
+    coded.push_back('\0');
+    CHECK_FALSE(wire::encode_deltas<Tags>(reinterpret_cast<unsigned char*>(coded.data()),
+                                          reinterpret_cast<const unsigned char*>(args.data()), args.size(),
+                                          scratch.data()));
+  }
+}
+
+template <schema::TypeTag... Kinds>
+void check_each_alone(std::mt19937_64& random) {
+  (check_unrolled_coder<kTags<Kinds>>(random), ...);
+}
+
+}  // namespace
+
+TEST_CASE("a call site's unrolled coder writes the bytes the delta plan writes, for every argument kind") {
+  using enum schema::TypeTag;
+  std::mt19937_64 random(11);
+  check_each_alone<i8, i16, i32, i64, u8, u16, u32, u64, boolean, character, f32, f64, f80, f128, string, pointer,
+                   structured>(random);
+  check_unrolled_coder<kTags<>>(random);
+  check_unrolled_coder<kTags<i32, f64, i32, string>>(random);  // the benchmarks' record
+  check_unrolled_coder<kTags<i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, pointer, boolean, character>>(random);
+  check_unrolled_coder<kTags<u8, f80, i32, f128, u16, f64>>(random);
+  check_unrolled_coder<kTags<string, i64, string, string, f32, structured, u8>>(random);
+  check_unrolled_coder<kTags<structured, string, u16, i8, string, f64, f80>>(random);
 }

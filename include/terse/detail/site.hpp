@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include <terse/delta.hpp>
 #include <terse/detail/buffer.hpp>
 
 namespace terse::detail {
@@ -43,6 +44,8 @@ inline constexpr std::uint8_t kGateUnsettled = 0;
 // runtime copies the rest when the site registers and never reads the site
 // again, so a library that logs may be unloaded (dlclose) with its records
 // unwritten; it writes the gates only while the site's object is loaded.
+// `encode_deltas` is code of the site's object: the runtime calls it only
+// for objects that are never unloaded (the program itself).
 struct Site {
   const char* format;
   const char* file;
@@ -50,6 +53,8 @@ struct Site {
   std::uint8_t level;
   std::uint8_t arg_count;
   const std::uint8_t* arg_tags;
+  // FORMAT.md §7.1's coding of the site's arguments, unrolled for its tags.
+  wire::DeltaEncoder encode_deltas = nullptr;
   // Writes the type expressions of the site's structured arguments
   // (FORMAT.md §6 arg_types); null when it has neither structured nor
   // named arguments.
