@@ -68,6 +68,15 @@ void give_signal_stack(ThreadBuffer& buffer) noexcept {
   if (use_signal_stack(buffer.data + buffer.capacity, kSignalStackBytes)) tls_releaser.has_signal_stack = true;
 }
 
+// The late buffer of a thread past its thread_local destructors, once the
+// thread ends; as BufferReleaser does for the thread's first.
+void abandon_late_buffer(void* late) noexcept {
+  auto* buffer = static_cast<ThreadBuffer*>(late);
+  if (tls_buffer == buffer) tls_buffer = nullptr;
+  buffer->abandoned.store(true, std::memory_order_release);
+  nudge_io_thread();
+}
+
 void unmap_buffer(ThreadBuffer* buffer) noexcept {
   if (buffer->first_mapping != nullptr) {
     unmap_populated(buffer->data, huge_ring_bytes(buffer->capacity));
@@ -195,12 +204,14 @@ constinit thread_local std::atomic<std::uint64_t> tls_dropped_while_making{0};
 // A new thread's buffer: a spare one when there is one (see kSpareBuffers),
 // else a new mapping whose pages are taken as the ring is first written.
 ThreadBuffer* make_thread_buffer(bool map_whole) {
-  // A thread past its thread_local destructors (the main thread in the
-  // static destructors, after exit's handlers stopped terse) has no buffer
-  // to be freed with it: only while calls are printed, which needs one,
-  // does it get one, never freed (there is no IO thread to free it, and the
-  // thread is about to end).
-  if (tls_releaser.exiting && !printing_after_stop()) return nullptr;
+  // A thread past terse's thread_local destructor logs from another
+  // thread_local's destructor (one made before its first call, so destroyed
+  // after it) or, on the main thread, from a static destructor. Its buffer
+  // is abandoned when the thread ends (run_at_thread_end, after every
+  // thread_local destructor), or drained by the stop() at exit on the main
+  // thread. While calls are printed after stop(), the buffer is never freed:
+  // no IO thread is left to free it, and the thread is about to end.
+  bool late = tls_releaser.exiting && !printing_after_stop();
   if (tls_making_buffer) {
     tls_dropped_while_making.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
@@ -260,7 +271,13 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   buffer->dropped_nested.fetch_add(tls_dropped_while_making.exchange(0, std::memory_order_relaxed),
                                    std::memory_order_relaxed);
   tls_buffer = buffer;
-  if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) give_signal_stack(*buffer);
+  if (late) {
+    // Where the thread cannot say when it ends, the buffer is left to the
+    // stop() at exit; on Linux it always can.
+    (void)run_at_thread_end(abandon_late_buffer, buffer);
+  } else if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) {
+    give_signal_stack(*buffer);  // not past the releaser, which takes it back
+  }
   return buffer;
 }
 

@@ -132,6 +132,10 @@ void leave_signal_stack() noexcept;
 // so that it never reaches the application.
 void block_broken_pipe_signal() noexcept;
 void take_broken_pipe_signal() noexcept;
+// Calls `done(arg)` when the calling thread ends, after its thread_local
+// destructors (not for the main thread, which ends with the process); false
+// when it cannot. Once per call.
+bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept;
 // Runs `before` in the thread that forks, then `in_parent` or `in_child`
 // once the fork returned there; registered once for the process.
 void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept;

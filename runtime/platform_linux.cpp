@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 // AddressSanitizer checks bounds only in memory it allocated itself.
 #if defined(__SANITIZE_ADDRESS__)
@@ -308,6 +309,45 @@ bool path_identity(const char* path, FileIdentity& out) noexcept {
   struct stat status;
   if (::stat(path, &status) != 0) return false;
   out = identity_from(status);
+  return true;
+}
+
+// glibc runs the destructors of pthread keys after the C++ thread_local
+// ones, and again for a key set by one of them (up to four rounds). One key
+// per pending call would run out of keys: the calls wait in a list, which
+// the key's one value carries.
+namespace {
+struct AtThreadEnd {
+  void (*done)(void*) noexcept;
+  void* arg;
+  AtThreadEnd* next;
+};
+pthread_key_t thread_end_key() noexcept {
+  static pthread_key_t key = [] {
+    pthread_key_t k;
+    auto run = [](void* list) {
+      for (auto* item = static_cast<AtThreadEnd*>(list); item != nullptr;) {
+        AtThreadEnd* next = item->next;
+        item->done(item->arg);
+        delete item;
+        item = next;
+      }
+    };
+    return pthread_key_create(&k, run) == 0 ? k : static_cast<pthread_key_t>(-1);
+  }();
+  return key;
+}
+}  // namespace
+
+bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept {
+  pthread_key_t key = thread_end_key();
+  if (key == static_cast<pthread_key_t>(-1)) return false;
+  auto* item = new (std::nothrow) AtThreadEnd{done, arg, static_cast<AtThreadEnd*>(pthread_getspecific(key))};
+  if (item == nullptr) return false;
+  if (pthread_setspecific(key, item) != 0) {
+    delete item;
+    return false;
+  }
   return true;
 }
 
