@@ -14,6 +14,7 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "platform.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -27,6 +28,8 @@ constexpr std::size_t kDictionaryFrameBytes = 1 << 20;
 
 // Only worth compressing from this size on.
 constexpr std::size_t kMinCompressedPayload = 64;
+// Frames from this size on are timed (take_compression_cost).
+constexpr std::size_t kTimedPayload = 64 << 10;
 
 // Rows are a few bytes here and there, moved with wire::copy_short.
 char* copy_bytes(char* out, const unsigned char* from, const unsigned char* to) {
@@ -233,7 +236,14 @@ void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::
   std::string_view stored = payload;
   if (level != 0 && payload.size() >= kMinCompressedPayload) {
     scratch_.resize(ZSTD_compressBound(payload.size()));
+    // Two clock reads a frame are nothing beside compressing 64 KiB.
+    bool timed = payload.size() >= kTimedPayload;
+    std::int64_t started = timed ? own_thread_cpu_ns() : 0;
     std::size_t n = ZSTD_compressCCtx(cctx_, scratch_.data(), scratch_.size(), payload.data(), payload.size(), level);
+    if (timed) {
+      cost_.cpu_ns += own_thread_cpu_ns() - started;
+      cost_.bytes += payload.size();
+    }
     if (!ZSTD_isError(n) && n < payload.size()) {
       stored = std::string_view(scratch_.data(), n);
       header.flags |= schema::kFrameFlagZstd;

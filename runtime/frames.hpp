@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <terse/delta.hpp>
@@ -53,6 +54,15 @@ class FrameEncoder {
   // that; false when none had.
   bool release_memory(std::size_t bytes);
 
+  // The CPU time zstd took over frames big enough to time, and the bytes it
+  // took in, since the last call: what the writer's level costs on the
+  // records it has now.
+  struct CompressionCost {
+    std::int64_t cpu_ns = 0;
+    std::uint64_t bytes = 0;
+  };
+  CompressionCost take_compression_cost() { return std::exchange(cost_, {}); }
+
  private:
   std::string_view numbered(schema::FrameType type, std::string_view payload);
   void append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level);
@@ -68,6 +78,7 @@ class FrameEncoder {
   double ticks_share_ = 0.125;  // the room for ticks per byte of rows, after the last frame
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
+  CompressionCost cost_;
 };
 
 // The records payloads (FORMAT.md §7) of consecutive batches joined into one,

@@ -31,6 +31,8 @@ void thread_name(char* out, std::size_t size) noexcept;
 void name_thread(std::thread& thread, const char* name) noexcept;
 // CPU time `thread` has used, in nanoseconds; 0 where the OS cannot say.
 std::int64_t thread_cpu_ns(std::thread& thread) noexcept;
+// The same for the calling thread.
+std::int64_t own_thread_cpu_ns() noexcept;
 // CPU numbers are below this (what Config::cpus may hold).
 int cpu_number_limit() noexcept;
 // allowed[c]: this process may run on CPU c; empty where the OS cannot say.

@@ -56,6 +56,12 @@ std::int64_t thread_cpu_ns(std::thread& thread) noexcept {
   return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
 }
 
+std::int64_t own_thread_cpu_ns() noexcept {
+  timespec used{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) != 0) return 0;
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+}
+
 int cpu_number_limit() noexcept { return CPU_SETSIZE; }
 
 std::vector<bool> allowed_cpus() {

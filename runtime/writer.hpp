@@ -5,6 +5,7 @@
 // silently.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -135,6 +136,18 @@ class Writer {
   // now, and how many batches in a row found the writer caught up.
   int level_;
   int batches_caught_up_ = 0;
+  // What each level cost per byte on these records, as measured when it was
+  // last in use, and the batch count then: zstd's faster levels are faster
+  // on most text, but on rows of delta-coded counters they take longer than
+  // level 1 and write four to six times the bytes.
+  struct LevelCost {
+    double ns_per_byte = 0;
+    std::uint64_t measured_at = 0;  // batches_adapted_ then; 0: never
+  };
+  std::array<LevelCost, 30> level_costs_{};  // levels -7 to 22
+  std::uint64_t batches_adapted_ = 0;
+  LevelCost* level_cost(int level);
+  bool faster_than(int level, int than);
   std::size_t records_to_compress_ = 0;  // the last batch's records as interning left them
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "test_support.hpp"
@@ -96,4 +97,31 @@ TEST_CASE("uncompressed stays uncompressed, and a fastest level out of range is 
     INFO("fastest_compression_level " << bad);
     CHECK_THROWS_WITH(terse::start(wrong), Catch::Contains("fastest_compression_level"));
   }
+}
+
+TEST_CASE("a faster level that is no faster on the records at hand is left again, so their bytes stay few") {
+  TempDir dir;
+  auto config = test_config(dir.path());
+  config.compression_level = 1;
+  config.fastest_compression_level = -5;
+  terse::start(config);
+  // Rows of delta-coded counters: zstd's levels -3 and -5 take longer on
+  // them than level 1 and write four to six times the bytes (level 1 about
+  // 0.8 a record, -1 1.1, -3 3.0, -5 4.7). Logged flat out, the writer
+  // falls behind now and then all the same; stepping down regardless made
+  // 2.3 to 3.5 bytes a record of it.
+  const int count = static_cast<int>(scaled(6'000'000, 1'000'000));
+  for (int i = 0; i < count; ++i)
+    TERSE_INFO("request {} took {} us status {} path {}", i, i * 0.25, 200, "/api/v1/orders");
+  terse::flush();
+  terse::Stats stats = terse::stats();
+  double bytes_a_record = static_cast<double>(stats.bytes_out) / count;
+  INFO(stats.batches_compressed_faster << " batches compressed faster, " << bytes_a_record << " bytes a record");
+  CHECK(bytes_a_record < 1.6);
+  terse::stop();
+  Decoded decoded = decode_dir(dir.path());
+  REQUIRE(decoded.intact());
+  REQUIRE(decoded.lines.size() == static_cast<std::size_t>(count));
+  CHECK(decoded.lines.back().message ==
+        fmt::format("request {} took {} us status {} path {}", count - 1, (count - 1) * 0.25, 200, "/api/v1/orders"));
 }
