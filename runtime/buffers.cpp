@@ -42,19 +42,22 @@ constexpr std::size_t kSignalStackBytes = 64 * 1024;
 // times a few pages.
 constexpr std::size_t kSpareBuffers = 64;
 
-// Marks the thread's buffer abandoned when the thread exits; the IO thread
-// drains what is left and frees it.
+// The thread is done with its buffer: the IO thread drains what is left
+// and frees it.
+void abandon(ThreadBuffer* buffer) noexcept {
+  if (tls_buffer == buffer) tls_buffer = nullptr;
+  buffer->abandoned.store(true, std::memory_order_release);
+  nudge_io_thread();
+}
+
+// Abandons the thread's buffer when the thread exits.
 struct BufferReleaser {
   ~BufferReleaser() {
     exiting = true;
     // The stack lives in the buffer, which the IO thread may free as soon
     // as it is abandoned: off it first.
     if (has_signal_stack) leave_signal_stack();
-    if (ThreadBuffer* buffer = tls_buffer) {
-      tls_buffer = nullptr;
-      buffer->abandoned.store(true, std::memory_order_release);
-      nudge_io_thread();
-    }
+    if (ThreadBuffer* buffer = tls_buffer) abandon(buffer);
   }
   bool exiting = false;
   bool has_signal_stack = false;  // installed by us, in the thread's buffer
@@ -68,14 +71,9 @@ void give_signal_stack(ThreadBuffer& buffer) noexcept {
   if (use_signal_stack(buffer.data + buffer.capacity, kSignalStackBytes)) tls_releaser.has_signal_stack = true;
 }
 
-// The late buffer of a thread past its thread_local destructors, once the
-// thread ends; as BufferReleaser does for the thread's first.
-void abandon_late_buffer(void* late) noexcept {
-  auto* buffer = static_cast<ThreadBuffer*>(late);
-  if (tls_buffer == buffer) tls_buffer = nullptr;
-  buffer->abandoned.store(true, std::memory_order_release);
-  nudge_io_thread();
-}
+// The buffer of a thread past its thread_local destructors, once the thread
+// has ended.
+void abandon_late_buffer(void* late) noexcept { abandon(static_cast<ThreadBuffer*>(late)); }
 
 void unmap_buffer(ThreadBuffer* buffer) noexcept {
   if (buffer->first_mapping != nullptr) {
@@ -276,7 +274,9 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
     // stop() at exit; on Linux it always can.
     (void)run_at_thread_end(abandon_late_buffer, buffer);
   } else if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) {
-    give_signal_stack(*buffer);  // not past the releaser, which takes it back
+    // The releaser takes it back; a buffer made past it while printing
+    // after stop() is never freed, and keeps it.
+    give_signal_stack(*buffer);
   }
   return buffer;
 }

@@ -49,18 +49,20 @@ void name_thread(std::thread& thread, const char* name) noexcept {
   pthread_setname_np(thread.native_handle(), cut);
 }
 
+namespace {
+std::int64_t clock_ns(clockid_t clock) noexcept {
+  timespec used{};
+  if (clock_gettime(clock, &used) != 0) return 0;
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+}
+}  // namespace
+
 std::int64_t thread_cpu_ns(std::thread& thread) noexcept {
   clockid_t clock;
-  timespec used{};
-  if (pthread_getcpuclockid(thread.native_handle(), &clock) != 0 || clock_gettime(clock, &used) != 0) return 0;
-  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+  return pthread_getcpuclockid(thread.native_handle(), &clock) == 0 ? clock_ns(clock) : 0;
 }
 
-std::int64_t own_thread_cpu_ns() noexcept {
-  timespec used{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) != 0) return 0;
-  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
-}
+std::int64_t own_thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 int cpu_number_limit() noexcept { return CPU_SETSIZE; }
 

@@ -125,11 +125,6 @@ void Writer::run() {
 // writer times zstd at each level it uses, and a level measured no faster
 // than the one above it (in the last kCostsKeptBatches batches; the records
 // may change) is left at once, or not taken again.
-namespace {
-// Batches after which a level's measured cost no longer counts.
-constexpr std::uint64_t kCostsKeptBatches = 256;
-}  // namespace
-
 void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
   constexpr std::size_t kBehindBytes = 2 * kBatchTargetBytes;
   constexpr int kCaughtUpBatches = 4;
@@ -140,8 +135,7 @@ void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
   FrameEncoder::CompressionCost cost = frames_.take_compression_cost();
   if (LevelCost* now = level_cost(level_); now != nullptr && cost.bytes >= kBatchTargetBytes / 2) {
     double measured = static_cast<double>(cost.cpu_ns) / static_cast<double>(cost.bytes);
-    bool recent = now->measured_at != 0 && batches_adapted_ - now->measured_at <= kCostsKeptBatches;
-    now->ns_per_byte = recent ? (now->ns_per_byte + measured) / 2 : measured;
+    now->ns_per_byte = measured_recently(now) ? (now->ns_per_byte + measured) / 2 : measured;
     now->measured_at = batches_adapted_;
   }
   int up = level_ >= 1 ? slowest : level_ + 2 >= 0 ? 1 : level_ + 2;
@@ -164,9 +158,12 @@ void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
 }
 
 Writer::LevelCost* Writer::level_cost(int level) {
-  int index = level + 7;
-  if (index < 0 || index >= static_cast<int>(level_costs_.size())) return nullptr;
-  return &level_costs_[static_cast<std::size_t>(index)];
+  if (level < kLowestLevel || level > kHighestLevel) return nullptr;
+  return &level_costs_[static_cast<std::size_t>(level - kLowestLevel)];
+}
+
+bool Writer::measured_recently(const LevelCost* cost) const {
+  return cost != nullptr && cost->measured_at != 0 && batches_adapted_ - cost->measured_at <= kCostsKeptBatches;
 }
 
 // Unknown counts as faster: a level is tried before it is judged. Faster
@@ -174,10 +171,7 @@ Writer::LevelCost* Writer::level_cost(int level) {
 bool Writer::faster_than(int level, int than) {
   const LevelCost* a = level_cost(level);
   const LevelCost* b = level_cost(than);
-  auto known = [this](const LevelCost* c) {
-    return c != nullptr && c->measured_at != 0 && batches_adapted_ - c->measured_at <= kCostsKeptBatches;
-  };
-  if (!known(a) || !known(b)) return true;
+  if (!measured_recently(a) || !measured_recently(b)) return true;
   return a->ns_per_byte < b->ns_per_byte * 0.9;
 }
 

@@ -144,9 +144,13 @@ class Writer {
     double ns_per_byte = 0;
     std::uint64_t measured_at = 0;  // batches_adapted_ then; 0: never
   };
-  std::array<LevelCost, 30> level_costs_{};  // levels -7 to 22
+  static constexpr int kLowestLevel = -7;  // Config::compression_level's range
+  static constexpr int kHighestLevel = 22;
+  static constexpr std::uint64_t kCostsKeptBatches = 256;  // after which a level's cost no longer counts
+  std::array<LevelCost, kHighestLevel - kLowestLevel + 1> level_costs_{};
   std::uint64_t batches_adapted_ = 0;
-  LevelCost* level_cost(int level);
+  LevelCost* level_cost(int level);  // null outside the range
+  bool measured_recently(const LevelCost* cost) const;
   bool faster_than(int level, int than);
   std::size_t records_to_compress_ = 0;  // the last batch's records as interning left them
 };

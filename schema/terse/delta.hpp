@@ -18,8 +18,37 @@
 
 namespace terse::wire {
 
+// A structured value's bytes, its size header included (FORMAT.md §8.1); 0
+// when they are not all there.
+inline std::size_t structured_value_size(const unsigned char* in, std::size_t available) {
+  if (available < 4) return 0;
+  std::uint32_t value_size;
+  std::memcpy(&value_size, in, 4);
+  if (available - 4 < value_size) return 0;
+  return 4 + std::size_t{value_size};
+}
+
 // `follow` decodes without writing: the values end up in `previous` only.
 enum class Delta { encode, decode, follow };
+
+// One fixed-size argument, which DeltaPlan and the unrolled coders share.
+// Fixed-size copies compile to plain loads and stores.
+template <Delta direction, typename Word, bool bits>
+inline void field_delta(unsigned char* out, const unsigned char* in, std::uint64_t& previous) noexcept {
+  Word stored;
+  std::memcpy(&stored, in, sizeof(Word));
+  auto before = static_cast<Word>(previous);
+  Word value;
+  if constexpr (direction == Delta::encode) {
+    value = stored;
+    stored = bits ? static_cast<Word>(value ^ before) : static_cast<Word>(value - before);
+  } else {
+    value = bits ? static_cast<Word>(stored ^ before) : static_cast<Word>(stored + before);
+    stored = value;
+  }
+  previous = value;
+  if constexpr (direction != Delta::follow) std::memcpy(out, &stored, sizeof(Word));
+}
 
 // What to do with each argument of a site, worked out once from its tags.
 class DeltaPlan {
@@ -160,12 +189,7 @@ class DeltaPlan {
   // A string's or structured value's bytes, header included; 0 when they
   // are not all there.
   static std::size_t variable_size(Op op, const unsigned char* in, std::size_t available) {
-    if (op == Op::string) return schema::encoded_string_size(in, available);
-    if (available < 4) return 0;
-    std::uint32_t value_size;
-    std::memcpy(&value_size, in, 4);
-    if (available - 4 < value_size) return 0;
-    return 4 + std::size_t{value_size};
+    return op == Op::string ? schema::encoded_string_size(in, available) : structured_value_size(in, available);
   }
 
   // The bytes past the argument go back as they were read, so that the
@@ -211,24 +235,6 @@ class DeltaPlan {
     }
   }
 
-  // Fixed-size copies compile to plain loads and stores.
-  template <Delta direction, typename Word, bool bits>
-  static void field_delta(unsigned char* out, const unsigned char* in, std::uint64_t& previous) {
-    Word stored;
-    std::memcpy(&stored, in, sizeof(Word));
-    auto before = static_cast<Word>(previous);
-    Word value;
-    if constexpr (direction == Delta::encode) {
-      value = stored;
-      stored = bits ? static_cast<Word>(value ^ before) : static_cast<Word>(value - before);
-    } else {
-      value = bits ? static_cast<Word>(stored ^ before) : static_cast<Word>(stored + before);
-      stored = value;
-    }
-    previous = value;
-    if constexpr (direction != Delta::follow) std::memcpy(out, &stored, sizeof(Word));
-  }
-
   std::vector<Step> steps_;
   std::vector<Run> runs_;  // in the order of their steps
   std::vector<Field> fields_;
@@ -246,16 +252,6 @@ using DeltaEncoder = bool (*)(unsigned char* out, const unsigned char* in, std::
 
 namespace delta_detail {
 
-template <typename Word, bool bits>
-inline void encode_field(unsigned char* out, const unsigned char* in, std::uint64_t& previous) noexcept {
-  Word value;
-  std::memcpy(&value, in, sizeof(Word));
-  auto before = static_cast<Word>(previous);
-  auto stored = bits ? static_cast<Word>(value ^ before) : static_cast<Word>(value - before);
-  previous = value;
-  std::memcpy(out, &stored, sizeof(Word));
-}
-
 template <std::uint8_t tag>
 inline bool encode_argument(unsigned char* out, const unsigned char* in, std::size_t size, std::size_t& at,
                             std::uint64_t& previous) noexcept {
@@ -264,14 +260,9 @@ inline bool encode_argument(unsigned char* out, const unsigned char* in, std::si
   constexpr int width = schema::type_tag_size(tag);
   static_assert(width >= 0, "a tag this version does not know");
   if constexpr (type == TypeTag::string || type == TypeTag::structured) {
-    std::size_t length;
-    if constexpr (type == TypeTag::string) {
-      length = schema::encoded_string_size(in + at, size - at);
-    } else {  // FORMAT.md §8.1: never delta-coded, stepped over by its size
-      std::uint32_t value_size = 0;
-      if (size - at >= 4) std::memcpy(&value_size, in + at, 4);
-      length = size - at >= 4 && size - at - 4 >= value_size ? 4 + std::size_t{value_size} : 0;
-    }
+    // FORMAT.md §8.1: a structured value is never delta-coded, only stepped over.
+    std::size_t length = type == TypeTag::string ? schema::encoded_string_size(in + at, size - at)
+                                                 : structured_value_size(in + at, size - at);
     if (length == 0) return false;
     wire::copy_short(out + at, in + at, length);
     at += length;
@@ -281,17 +272,17 @@ inline bool encode_argument(unsigned char* out, const unsigned char* in, std::si
     if constexpr (type == TypeTag::f80 || type == TypeTag::f128) {
       std::memcpy(out + at, in + at, width);  // rare; stored as they are
     } else if constexpr (type == TypeTag::f32) {
-      encode_field<std::uint32_t, true>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint32_t, true>(out + at, in + at, previous);
     } else if constexpr (type == TypeTag::f64) {
-      encode_field<std::uint64_t, true>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint64_t, true>(out + at, in + at, previous);
     } else if constexpr (width == 1) {
-      encode_field<std::uint8_t, false>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint8_t, false>(out + at, in + at, previous);
     } else if constexpr (width == 2) {
-      encode_field<std::uint16_t, false>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint16_t, false>(out + at, in + at, previous);
     } else if constexpr (width == 4) {
-      encode_field<std::uint32_t, false>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint32_t, false>(out + at, in + at, previous);
     } else {
-      encode_field<std::uint64_t, false>(out + at, in + at, previous);
+      field_delta<Delta::encode, std::uint64_t, false>(out + at, in + at, previous);
     }
     at += width;
     return true;
