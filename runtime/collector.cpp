@@ -305,15 +305,16 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
       on_error_("a record of site id " + std::to_string(header.site_id) + ", which no call site has, was left out");
     return;
   }
-  char* out = batch.records.tail(8 + 4 * 10 + header.args_size);
+  char* out = batch.rows.tail(3 * 10 + header.args_size);
   if (batch.record_count == 0) {
-    std::memcpy(out, &header.ticks, 8);
-    out += 8;
+    batch.first_ticks = header.ticks;
     batch.last_ticks = header.ticks;
   }
+  char* delta = batch.ticks.tail(10);
+  batch.ticks.commit(
+      wire::write_varint(delta, wire::zigzag(static_cast<std::int64_t>(header.ticks - batch.last_ticks))));
   out = wire::write_varint(out, header.site_id);
   out = wire::write_varint(out, thread_index);
-  out = wire::write_varint(out, wire::zigzag(static_cast<std::int64_t>(header.ticks - batch.last_ticks)));
   out = wire::write_varint(out, header.args_size);
   if (header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
   if (header.site_id == schema::kControlSiteId) {
@@ -322,7 +323,7 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
   } else {
     delta_code(batch, header.site_id, out, args, header.args_size);
   }
-  batch.records.commit(out + header.args_size);
+  batch.rows.commit(out + header.args_size);
   batch.last_ticks = header.ticks;
   ++batch.record_count;
 }
@@ -425,7 +426,7 @@ void Collector::write_flight(Batch*& batch) {
     append_record(*batch, {e.site_id, static_cast<std::uint32_t>(e.args.size()), e.ticks}, e.thread_index,
                   e.args.data());
     if (e.site_id != schema::kControlSiteId) ++written;  // not the context pushes and pops among them
-    if (batch->records.size() >= kBatchTargetBytes) {
+    if (batch->full()) {
       submit(batch);
       batch->flight = true;
     }
@@ -486,7 +487,7 @@ std::size_t Collector::drain(std::uint64_t cutoff, std::uint64_t listed_at, Batc
       take(batch, c);
       ++taken;
       c.position += ring_stride(c.header.args_size);
-      if (batch->records.size() >= kBatchTargetBytes) {
+      if (batch->full()) {
         publish_consumed();
         submit(batch);
       }
@@ -542,9 +543,8 @@ void Collector::submit(Batch*& batch) {
 void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
   if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
   auto age = now - batch_opened_;
-  bool waited_enough =
-      batch->record_count > 0 &&
-      (age >= schema::kMaxBatchDelay || (age >= kSmallBatchDelay && batch->records.size() < kSmallBatchBytes));
+  bool waited_enough = batch->record_count > 0 && (age >= schema::kMaxBatchDelay ||
+                                                   (age >= kSmallBatchDelay && batch->rows_size() < kSmallBatchBytes));
   if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
 }
 

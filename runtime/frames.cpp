@@ -38,6 +38,37 @@ char* copy_bytes(char* out, const unsigned char* from, const unsigned char* to) 
   return out + n;
 }
 
+// A row's pieces are moved 16 bytes at a time, whatever their length: the
+// bytes moved past a piece's end are overwritten by the next piece, and
+// the buffers have kRowSlack bytes to spare behind their last. Branching on
+// each piece's length (a row is three pieces of 1 to 30 bytes) cost more
+// than the moves.
+constexpr std::size_t kRowSlack = 64;
+// A frame number's row: site id and thread index (a byte each), the
+// arguments' length, their kind and the number.
+constexpr std::size_t kNumberRowBytes = 1 + 1 + 1 + 1 + 10;
+// A records frame's head but its ticks: base, the ticks column's length,
+// the frame number's delta and row.
+constexpr std::size_t kHeadBytes = 8 + 10 + 1 + kNumberRowBytes;
+char* move_row_piece(char* out, const unsigned char* from, const unsigned char* to) {
+  auto n = static_cast<std::size_t>(to - from);
+  if (n > 64) {
+    std::memcpy(out, from, n);
+  } else {
+    for (std::size_t i = 0; i < n; i += 16) std::memcpy(out + i, from + i, 16);
+  }
+  return out + n;
+}
+
+// Past a varint at `p`, which has 10 bytes readable; nullptr when it runs
+// longer than a varint may.
+const unsigned char* skip_varint(const unsigned char* p) {
+  for (int i = 0; i < 10; ++i) {
+    if ((p[i] & 0x80) == 0) return p + i + 1;
+  }
+  return nullptr;
+}
+
 void put_entry(std::string& out, std::uint8_t kind, const std::string& body) {
   out.push_back(static_cast<char>(kind));
   wire::put_varint(out, body.size());
@@ -166,68 +197,115 @@ void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::s
 }
 
 void FrameEncoder::append_records(std::string& out, schema::FrameType type, std::string_view rows, int level) {
-  auto columnar =
-      type == schema::FrameType::flight ? schema::FrameType::flight_columnar : schema::FrameType::records_columnar;
   wire::Reader r(rows);
   std::uint64_t base;
   if (!r.le(base)) return append_frame(out, type, rows, level);
-  // FORMAT.md §3.1: the frame number is the first row, at the frame's base.
-  std::uint64_t number = next_number_;
-  std::string args(1, static_cast<char>(schema::ControlKind::frame_number));
-  wire::put_varint(args, number);
-  std::string number_row;
-  wire::put_varint(number_row, schema::kControlSiteId);
-  wire::put_varint(number_row, 0);  // thread index: the writer's
-  wire::put_bytes(number_row, args);
   // The rows' bytes are moved, not decoded and encoded again: each row's
   // time delta (zigzagged already) goes to the ticks column as it is, the
   // rest of the row to the rows. Re-encoding them, a byte at a time into
   // growing strings, was a quarter of the IO threads' time. The rows go
-  // straight to their place in the payload, behind room for the base and
-  // the ticks column, sized after the last frame's; copying the payload
-  // together afterwards was a quarter of the writer's time with 4 KiB
-  // texts. The strings only grow, so that no batch pays for zeroing them.
-  std::size_t ticks_room = 8 + 10 + static_cast<std::size_t>(static_cast<double>(r.remaining()) * ticks_share_) + 64;
-  std::size_t rows_at = ticks_room;
-  std::size_t needed = rows_at + number_row.size() + r.remaining();
+  // straight to their place in the payload, behind room for the frame's
+  // head, sized after the last frame's; copying the payload together
+  // afterwards was a quarter of the writer's time with 4 KiB texts. The
+  // strings only grow, so that no batch pays for zeroing them.
+  std::size_t rows_at = kHeadBytes + static_cast<std::size_t>(static_cast<double>(r.remaining()) * ticks_share_);
+  std::size_t needed = rows_at + r.remaining() + kRowSlack;
   if (columnar_.size() < needed) columnar_.resize(needed);
-  if (ticks_.size() < 1 + r.remaining()) ticks_.resize(1 + r.remaining());
+  if (ticks_.size() < r.remaining() + kRowSlack) ticks_.resize(r.remaining() + kRowSlack);
   char* ticks_out = ticks_.data();
-  *ticks_out++ = 0;  // the frame number's delta
   char* rows_out = columnar_.data() + rows_at;
-  std::memcpy(rows_out, number_row.data(), number_row.size());
-  rows_out += number_row.size();
-  while (!r.empty()) {
-    std::uint64_t site_id, thread_index, delta;
-    std::string_view row_args;
-    const unsigned char* row = r.position();
-    if (!r.varint(site_id) || !r.varint(thread_index)) return append_frame(out, type, rows, level);
-    const unsigned char* delta_at = r.position();
-    if (!r.varint(delta)) return append_frame(out, type, rows, level);
-    const unsigned char* args_at = r.position();
-    if (!r.length_prefixed(row_args, r.remaining())) return append_frame(out, type, rows, level);
-    rows_out = copy_bytes(rows_out, row, delta_at);
-    ticks_out = copy_bytes(ticks_out, delta_at, args_at);
-    rows_out = copy_bytes(rows_out, args_at, r.position());
+  const unsigned char* p = r.position();
+  const unsigned char* end = p + r.remaining();
+  // Rows that end kRowSlack bytes or more before the payload's end are read
+  // without a bound check per byte: their four varints fit in that slack.
+  while (p != end) {
+    const unsigned char* row = p;
+    const unsigned char* delta_at;
+    const unsigned char* args_at;
+    const unsigned char* row_end;
+    if (end - p >= static_cast<std::ptrdiff_t>(kRowSlack)) {
+      const unsigned char* thread_at = skip_varint(row);
+      delta_at = thread_at != nullptr ? skip_varint(thread_at) : nullptr;
+      args_at = delta_at != nullptr ? skip_varint(delta_at) : nullptr;
+      if (args_at == nullptr) return append_frame(out, type, rows, level);
+      wire::Reader length(args_at, 10);
+      std::uint64_t args_size;
+      if (!length.varint(args_size) || args_size > static_cast<std::uint64_t>(end - length.position()))
+        return append_frame(out, type, rows, level);
+      row_end = length.position() + args_size;
+    } else {
+      wire::Reader tail(p, static_cast<std::size_t>(end - p));
+      std::uint64_t site_id, thread_index, delta;
+      std::string_view row_args;
+      if (!tail.varint(site_id) || !tail.varint(thread_index)) return append_frame(out, type, rows, level);
+      delta_at = tail.position();
+      if (!tail.varint(delta)) return append_frame(out, type, rows, level);
+      args_at = tail.position();
+      if (!tail.length_prefixed(row_args, tail.remaining())) return append_frame(out, type, rows, level);
+      row_end = tail.position();
+    }
+    // Reading 16 bytes at a time may pass the payload's end only in its
+    // last kRowSlack bytes, which copy_bytes moves exactly.
+    if (end - row_end >= 16) {
+      rows_out = move_row_piece(rows_out, row, delta_at);
+      ticks_out = move_row_piece(ticks_out, delta_at, args_at);
+      rows_out = move_row_piece(rows_out, args_at, row_end);
+    } else {
+      rows_out = copy_bytes(rows_out, row, delta_at);
+      ticks_out = copy_bytes(ticks_out, delta_at, args_at);
+      rows_out = copy_bytes(rows_out, args_at, row_end);
+    }
+    p = row_end;
   }
-  ++next_number_;
   auto ticks_size = static_cast<std::size_t>(ticks_out - ticks_.data());
   auto rows_size = static_cast<std::size_t>(rows_out - (columnar_.data() + rows_at));
   ticks_share_ = static_cast<double>(ticks_size) / static_cast<double>(rows.size()) * 1.25;
-  char length[10];
-  auto length_size = static_cast<std::size_t>(wire::write_varint(length, ticks_size) - length);
-  std::size_t head_size = 8 + length_size + ticks_size;
-  if (head_size > rows_at) {  // more ticks than the room left for them: the rows move up
-    std::size_t moved_to = head_size;
+  if (kHeadBytes + ticks_size > rows_at) {  // more ticks than the room left for them: the rows move up
+    std::size_t moved_to = kHeadBytes + ticks_size;
     if (columnar_.size() < moved_to + rows_size) columnar_.resize(moved_to + rows_size);
     std::memmove(columnar_.data() + moved_to, columnar_.data() + rows_at, rows_size);
     rows_at = moved_to;
   }
-  char* head = columnar_.data() + rows_at - head_size;
+  append_columns(out, type, base, std::string_view(ticks_.data(), ticks_size), columnar_.data() + rows_at, rows_size,
+                 rows_at, level);
+}
+
+void FrameEncoder::append_columns(std::string& out, schema::FrameType type, std::uint64_t base, std::string_view ticks,
+                                  char* rows, std::size_t rows_size, std::size_t room, int level) {
+  auto columnar =
+      type == schema::FrameType::flight ? schema::FrameType::flight_columnar : schema::FrameType::records_columnar;
+  // FORMAT.md §3.1: the frame number is the first row, at the frame's base.
+  char number_row[kNumberRowBytes];
+  char* number_end = wire::write_varint(number_row, schema::kControlSiteId);
+  number_end = wire::write_varint(number_end, 0);  // thread index: the writer's
+  char number_args[1 + 10];
+  number_args[0] = static_cast<char>(schema::ControlKind::frame_number);
+  auto number_args_size = static_cast<std::size_t>(wire::write_varint(number_args + 1, next_number_) - number_args);
+  number_end = wire::write_varint(number_end, number_args_size);
+  std::memcpy(number_end, number_args, number_args_size);
+  number_end += number_args_size;
+  auto number_size = static_cast<std::size_t>(number_end - number_row);
+  char length[10];
+  std::size_t ticks_column = 1 + ticks.size();  // the frame number's delta, 0, first
+  auto length_size = static_cast<std::size_t>(wire::write_varint(length, ticks_column) - length);
+  std::size_t head_size = 8 + length_size + ticks_column + number_size;
+  if (head_size > room) {
+    // Only rows that are not a batch's: a joined or interned payload.
+    if (columnar_.size() < head_size + rows_size) columnar_.resize(head_size + rows_size);
+    std::memmove(columnar_.data() + head_size, rows, rows_size);
+    rows = columnar_.data() + head_size;
+  }
+  char* head = rows - head_size;
   std::memcpy(head, &base, 8);  // little-endian, as wire.hpp requires
-  std::memcpy(head + 8, length, length_size);
-  std::memcpy(head + 8 + length_size, ticks_.data(), ticks_size);
-  append_stored(out, columnar, std::string_view(head, head_size + rows_size), level);
+  head += 8;
+  std::memcpy(head, length, length_size);
+  head += length_size;
+  *head++ = 0;
+  std::memcpy(head, ticks.data(), ticks.size());
+  head += ticks.size();
+  std::memcpy(head, number_row, number_size);
+  ++next_number_;
+  append_stored(out, columnar, std::string_view(rows - head_size, head_size + rows_size), level);
 }
 
 void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level) {
@@ -301,18 +379,17 @@ RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {
   return &chains_.try_emplace(site_id, site->arg_tags).first->second;
 }
 
-bool RecordsJoin::add(std::string_view records) {
-  wire::Reader r(records);
-  std::uint64_t ticks;
-  if (!r.le(ticks)) return false;
+bool RecordsJoin::add(const RecordColumns& records) {
+  std::uint64_t ticks = records.base;
   bool first = payload_.empty();
   if (first) wire::put_le<std::uint64_t>(payload_, ticks);
   ++adds_;
   met_.clear();
   std::uint64_t previous_ticks = first ? ticks : last_ticks_;
+  ColumnsReader r(records);
   BatchRecord record;
   while (!r.empty()) {
-    if (!next_batch_record(r, record) || record.site_id > UINT32_MAX) {
+    if (!r.next(record) || record.site_id > UINT32_MAX) {
       give_back();
       return false;
     }

@@ -14,6 +14,7 @@
 #include <terse/schema.hpp>
 
 #include "clock.hpp"
+#include "pipeline.hpp"
 
 typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 
@@ -35,6 +36,12 @@ class FrameEncoder {
   // them. `rows` that do not parse are written as they are, in a frame of
   // `type`.
   void append_records(std::string& out, schema::FrameType type, std::string_view rows, int level);
+  // Records already in columns (RecordColumns) as the same frame. The rows
+  // lie in memory with `room` bytes writable before them, where the frame's
+  // head goes when it fits (kRowsHeadRoom holds any batch's): the rows are
+  // then compressed where they are, not copied.
+  void append_columns(std::string& out, schema::FrameType type, std::uint64_t base, std::string_view ticks, char* rows,
+                      std::size_t rows_size, std::size_t room, int level);
   // Dictionary entries, in as many frames as keep each far below the
   // reader's frame limit.
   void append_dictionary(std::string& out, std::string_view entries, int level);
@@ -81,13 +88,13 @@ class FrameEncoder {
   CompressionCost cost_;
 };
 
-// The records payloads (FORMAT.md §7) of consecutive batches joined into one,
-// as if the collector had put them all into one batch: the writer interns a
+// The records of consecutive batches (in columns) joined into one FORMAT.md
+// §7 payload, as if the collector had put them all into one batch: the writer interns a
 // batch of repeated 4 KiB strings down to a few KiB, and one frame per such
 // batch would pay zstd's cost of starting over hundreds of times per MiB.
-// Each payload's tick deltas and argument deltas (§7.1) start again at its
-// own frame's base; joined, the first tick of a payload and the first record
-// of each site in it are coded against what came before. A payload is taken
+// Each batch's tick deltas and argument deltas (§7.1) start again at its
+// own frame's base; joined, the first tick of a batch and the first record
+// of each site in it are coded against what came before. A batch is taken
 // in two steps, so that one whose frames did not reach the file is given back.
 class RecordsJoin {
  public:
@@ -96,7 +103,7 @@ class RecordsJoin {
   std::string_view payload() const { return payload_; }
   // Appends `records`; false (nothing taken) when a record cannot be
   // re-coded, which the collector's own bytes never are.
-  bool add(std::string_view records);
+  bool add(const RecordColumns& records);
   // The last add() is kept, or given back.
   void keep();
   void give_back();

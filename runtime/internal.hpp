@@ -152,19 +152,6 @@ inline std::size_t suppressed_count_size(std::string_view args) {
   return size < args.size() ? size + 1 : size;
 }
 
-// One record of a batch's records payload (FORMAT.md §7) as the collector
-// wrote it; the writer walks them to count losses and to intern strings.
-struct BatchRecord {
-  std::uint64_t site_id = 0;
-  std::uint64_t thread = 0;
-  std::uint64_t tick_delta = 0;  // zigzag-encoded, as stored
-  std::string_view args;
-};
-inline bool next_batch_record(wire::Reader& r, BatchRecord& record) {
-  return r.varint(record.site_id) && r.varint(record.thread) && r.varint(record.tick_delta) &&
-         r.length_prefixed(record.args, std::string_view::npos);
-}
-
 // Private values (runtime/structured.cpp): the key of PrivateValues::hash.
 void set_private_key(std::string_view key) noexcept;
 bool has_private_key() noexcept;

@@ -8,6 +8,7 @@
 #include <terse/wire.hpp>
 
 #include "internal.hpp"
+#include "pipeline.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {
@@ -43,19 +44,17 @@ void append_text_entry(std::string& entries, std::uint32_t id, std::string_view 
 
 }  // namespace
 
-bool TextInterner::rewrite(std::string_view records, std::string& out, std::string& entries) {
-  wire::Reader r(records);
-  std::string_view base;
-  if (!r.bytes(8, base)) return false;
+bool TextInterner::rewrite(std::string_view rows, std::string& out, std::string& entries) {
+  wire::Reader r(rows);
   std::string& rewritten = rewritten_;
   rewritten.clear();
   // Records go over in runs, from the end of the last record changed to the
   // start of the next one: a payload with nothing to intern (long texts
   // that never repeat) is not copied at all.
-  const char* unchanged_from = records.data();
+  const char* unchanged_from = rows.data();
   BatchRecord record;
   while (!r.empty()) {
-    if (!next_batch_record(r, record)) {
+    if (!next_batch_row(r, record)) {
       // Cannot happen for the collector's own bytes; they are written as they are.
       discard();
       entries.clear();
@@ -77,14 +76,14 @@ bool TextInterner::rewrite(std::string_view records, std::string& out, std::stri
       continue;
     // The record's bytes up to its arguments' length go over as they are:
     // no varint is decoded only to be encoded again.
-    if (rewritten.empty()) rewritten.reserve(records.size());
+    if (rewritten.empty()) rewritten.reserve(rows.size());
     std::size_t length_size = varint_size(args.size());
     rewritten.append(unchanged_from, static_cast<std::size_t>(args.data() - unchanged_from) - length_size);
     wire::put_bytes(rewritten, args_);
     unchanged_from = args.data() + args.size();
   }
   if (rewritten.empty()) return false;
-  rewritten.append(unchanged_from, static_cast<std::size_t>(records.data() + records.size() - unchanged_from));
+  rewritten.append(unchanged_from, static_cast<std::size_t>(rows.data() + rows.size() - unchanged_from));
   out.swap(rewritten);
   return true;
 }

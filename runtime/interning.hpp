@@ -23,11 +23,12 @@ class TextInterner {
   static constexpr std::size_t kMaxTextBytes = std::size_t{16} << 20;
   static constexpr std::size_t kSeenOnceSlots = 1 << 14;
 
-  // Rewrites a records payload (FORMAT.md §7): a long string argument seen
+  // Rewrites a batch's rows (RecordColumns: FORMAT.md §7 records without
+  // their time deltas, which do not change): a long string argument seen
   // before in this file becomes a reference to a text entry, which is
   // appended to `entries` (dictionary entries) when it is new. Returns
   // false, leaving `out` untouched, when nothing was worth changing.
-  bool rewrite(std::string_view records, std::string& out, std::string& entries);
+  bool rewrite(std::string_view rows, std::string& out, std::string& entries);
   // The rewritten frame reached the file: its new texts may be referred to.
   void confirm() { pending_.clear(); }
   // It did not: forget the texts it defined (their entries are not there).

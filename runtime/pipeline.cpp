@@ -35,11 +35,39 @@ void ByteBuffer::reset_capacity(std::size_t bytes) {
   grow(bytes);
 }
 
+void join_columns(const RecordColumns& columns, ByteBuffer& out) {
+  char* at = out.tail(8 + columns.rows.size() + columns.ticks.size());
+  std::memcpy(at, &columns.base, 8);  // little-endian, as wire.hpp requires
+  at += 8;
+  ColumnsReader reader(columns);
+  BatchRecord record;
+  while (!reader.empty() && reader.next(record)) {
+    at = wire::write_varint(at, record.site_id);
+    at = wire::write_varint(at, record.thread);
+    at = wire::write_varint(at, record.tick_delta);
+    at = wire::write_varint(at, record.args.size());
+    std::memcpy(at, record.args.data(), record.args.size());
+    at += record.args.size();
+  }
+  out.commit(at);
+}
+
+void Batch::reset_capacity(std::size_t rows_bytes) {
+  rows.reset_capacity(kRowsHeadRoom + rows_bytes);
+  ticks.reset_capacity(kBatchMostTicksBytes);
+  clear();
+}
+
 void Batch::clear() {
   dictionary.clear();
-  records.clear();
   // Grown while the writer was behind: the memory goes back once written.
-  if (records.capacity() > 2 * kBatchPreparedBytes) records.reset_capacity(kBatchPreparedBytes);
+  if (rows.capacity() > 2 * (kRowsHeadRoom + kBatchPreparedBytes))
+    rows.reset_capacity(kRowsHeadRoom + kBatchPreparedBytes);
+  if (ticks.capacity() > 2 * kBatchMostTicksBytes) ticks.reset_capacity(kBatchMostTicksBytes);
+  rows.clear();
+  rows.commit(rows.tail(kRowsHeadRoom) + kRowsHeadRoom);
+  ticks.clear();
+  first_ticks = 0;
   last_ticks = 0;
   record_count = 0;
   calibration_changed = false;
@@ -80,7 +108,7 @@ BatchQueue::BatchQueue() {
 void BatchQueue::prepare() {
   std::lock_guard lock(mutex_);
   for (Batch* batch : free_) {
-    if (batch->records.capacity() < kBatchPreparedBytes) batch->records.reset_capacity(kBatchPreparedBytes);
+    if (batch->rows.capacity() < kRowsHeadRoom + kBatchPreparedBytes) batch->reset_capacity(kBatchPreparedBytes);
   }
 }
 
@@ -91,7 +119,7 @@ namespace {
 std::unique_ptr<Batch> make_extra_batch() noexcept {
   try {
     auto batch = std::make_unique<Batch>();
-    batch->records.reset_capacity(kBatchPreparedBytes);
+    batch->reset_capacity(kBatchPreparedBytes);
     return batch;
   } catch (const std::bad_alloc&) {
     return nullptr;
@@ -141,7 +169,7 @@ BatchQueue::Work BatchQueue::wait_for_work(const std::chrono::steady_clock::time
   if (!full_.empty()) {
     work.batch = full_.front();
     full_.pop_front();
-    for (const Batch* waiting : full_) work.bytes_behind += waiting->records.size();
+    for (const Batch* waiting : full_) work.bytes_behind += waiting->columns().size();
   }
   work.sync_target = sync_requested_;
   work.durable_wanted = work.sync_target > sync_completed_;

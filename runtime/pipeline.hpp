@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <terse/wire.hpp>
+
 #include "clock.hpp"
 
 namespace terse {
@@ -39,6 +41,7 @@ class ByteBuffer {
     return data_ + size_;
   }
   void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_); }
+  char* data() { return data_; }
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   void clear() { size_ = 0; }
@@ -58,11 +61,66 @@ class ByteBuffer {
 inline constexpr std::size_t kBatchTargetBytes = std::size_t{1} << 20;
 // With room for the record that takes a batch past its target, mapped up front.
 inline constexpr std::size_t kBatchPreparedBytes = kBatchTargetBytes + (std::size_t{64} << 10);
+// A batch goes to the writer once its records' time deltas reach this
+// (rows of a few bytes logged far apart), so that they always fit the room
+// its rows leave for them.
+inline constexpr std::size_t kBatchMostTicksBytes = std::size_t{64} << 10;
+// What a records frame's payload holds before its rows (FORMAT.md §7.4):
+// base, the ticks column's length, the frame number's row and delta, and
+// the ticks column.
+inline constexpr std::size_t kRowsHeadRoom = kBatchMostTicksBytes + 64;
+
+// One record of a batch (FORMAT.md §7) as the collector wrote it; the
+// writer walks them to count losses and to intern strings, the view to
+// count what it shows.
+struct BatchRecord {
+  std::uint64_t site_id = 0;
+  std::uint64_t thread = 0;
+  std::uint64_t tick_delta = 0;  // zigzag-encoded, as stored
+  std::string_view args;
+};
+// A row without its time delta: site id, thread index, length-prefixed arguments.
+inline bool next_batch_row(wire::Reader& r, BatchRecord& record) {
+  return r.varint(record.site_id) && r.varint(record.thread) && r.length_prefixed(record.args, std::string_view::npos);
+}
+
+// Records as the collector leaves them and the file stores them: in the
+// columns of FORMAT.md §7.4, the rows without their time deltas and the
+// deltas apart, so that the writer moves neither.
+struct RecordColumns {
+  std::uint64_t base = 0;  // the first record's ticks
+  std::string_view rows;
+  std::string_view ticks;  // a zigzag varint per row
+  // What the records take as a FORMAT.md §7 payload, near enough.
+  std::size_t size() const { return 8 + rows.size() + ticks.size(); }
+};
+
+class ColumnsReader {
+ public:
+  explicit ColumnsReader(const RecordColumns& columns) : rows_(columns.rows), ticks_(columns.ticks) {}
+  bool empty() const { return rows_.empty(); }
+  bool next(BatchRecord& record) { return next_batch_row(rows_, record) && ticks_.varint(record.tick_delta); }
+
+ private:
+  wire::Reader rows_;
+  wire::Reader ticks_;
+};
+
+// The records as one FORMAT.md §7 payload (base, then each row with its
+// delta), for readers of that form.
+void join_columns(const RecordColumns& columns, ByteBuffer& out);
 
 // One unit of work handed from the collector to the writer.
 struct Batch {
+  Batch() { clear(); }
   std::string dictionary;  // FORMAT.md §6 entries new in this batch
-  ByteBuffer records;      // FORMAT.md §7 payload
+  // The records (FORMAT.md §7) in columns (RecordColumns): `rows` holds
+  // kRowsHeadRoom bytes of room, where the writer puts the frame's head in
+  // front of the rows rather than copy them, then the rows; `ticks` the
+  // deltas, `first_ticks` the base.
+  ByteBuffer rows;
+  ByteBuffer ticks;
+  std::uint64_t first_ticks = 0;
   std::uint64_t last_ticks = 0;
   std::size_t record_count = 0;
   std::uint64_t sequence = 0;  // numbers batches, so per-frame state can tell a new one
@@ -77,6 +135,16 @@ struct Batch {
   bool contexts_changed = false;
   std::string contexts;
 
+  RecordColumns columns() const {
+    std::string_view all = rows;
+    return {first_ticks, all.substr(kRowsHeadRoom), ticks};
+  }
+  // The room in front of the rows, for the writer's frame head.
+  char* rows_room() { return rows.data(); }
+  std::size_t rows_size() const { return rows.size() - kRowsHeadRoom; }
+  bool full() const { return rows_size() >= kBatchTargetBytes || ticks.size() >= kBatchMostTicksBytes - 10; }
+  // Maps the rows' and the ticks' memory anew, `rows_bytes` for rows.
+  void reset_capacity(std::size_t rows_bytes);
   void clear();
 };
 

@@ -44,12 +44,7 @@ constexpr std::size_t kLongTextRecordBytes = 256;  // on average, for a batch to
 // (the directory removed by an operator or a cleanup job, the file renamed).
 constexpr auto kPathCheckInterval = std::chrono::seconds(1);
 
-bool of_long_texts(const Batch& batch) { return batch.records.size() >= kLongTextRecordBytes * batch.record_count; }
-
-// A batch's records payload starts with its first record's ticks (FORMAT.md §7).
-std::uint64_t first_ticks(const Batch& batch) {
-  return wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(std::string_view(batch.records).data()));
-}
+bool of_long_texts(const Batch& batch) { return batch.columns().size() >= kLongTextRecordBytes * batch.record_count; }
 
 }  // namespace
 
@@ -90,7 +85,7 @@ void Writer::run() {
     if (work.batch != nullptr) {
       if (level_ != config_.compression_level && work.batch->record_count > 0)
         counters_.batches_compressed_faster.fetch_add(1, std::memory_order_relaxed);
-      records_to_compress_ = work.batch->records.size();
+      records_to_compress_ = work.batch->columns().size();
       absorb(*work.batch);
       // Before the file: a disk that fails or fills up does not hold up the console.
       if (view_) view_->offer(*work.batch);
@@ -147,7 +142,7 @@ void Writer::adapt_level(std::size_t bytes_behind, const Batch& batch) {
   }
   if (bytes_behind > kBehindBytes) {
     batches_caught_up_ = 0;
-    if (records_to_compress_ * 2 < batch.records.size()) return;
+    if (records_to_compress_ * 2 < batch.columns().size()) return;
     int next = std::max(level_ > 1 ? 1 : level_ == 1 ? -1 : level_ - 2, fastest);
     if (faster_than(next, level_)) level_ = next;
     return;
@@ -204,7 +199,7 @@ void Writer::absorb(const Batch& batch) {
 }
 
 // False when the batch did not reach the file (the file is left as it was).
-bool Writer::write_batch(const Batch& batch) {
+bool Writer::write_batch(Batch& batch) {
   check_file();
   // Whoever waits for this batch waits for what came before it too.
   bool urgent = batch.flush_sequence != 0 || batch.last || requests_.crashing.load(std::memory_order_relaxed);
@@ -216,7 +211,7 @@ bool Writer::write_batch(const Batch& batch) {
   if (batch.record_count == 0 && batch.dictionary.empty() && !batch.calibration_changed) return true;
   if (!files_enabled_) {
     counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
-    counters_.bytes_in.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+    counters_.bytes_in.fetch_add(batch.columns().size() + batch.dictionary.size(), std::memory_order_relaxed);
     return true;
   }
   bool fresh = false;
@@ -240,11 +235,12 @@ bool Writer::write_batch(const Batch& batch) {
   } else if (!batch.dictionary.empty() && !fresh) {
     frames_.append_dictionary(out_, batch.dictionary, level);
   }
-  std::string_view records = intern_strings(batch, level);
+  RecordColumns records = batch.columns();
+  RowsToWrite place = intern_strings(batch, level, records);
   records_to_compress_ = records.size();
   bool hold = false;
   bool was_holding = !held_.empty();
-  if (batch.record_count > 0) append_batch_records(batch, records, level, hold);
+  if (batch.record_count > 0) append_batch_records(batch, records, place, level, hold);
   if (!append_to_file(out_)) {
     interner_.discard();
     held_.give_back();
@@ -252,7 +248,7 @@ bool Writer::write_batch(const Batch& batch) {
   }
   interner_.confirm();
   if (batch.record_count > 0) {
-    if (file_records_ == 0) file_first_ticks_ = first_ticks(batch);
+    if (file_records_ == 0) file_first_ticks_ = batch.first_ticks;
     file_records_ += batch.record_count;
     file_last_ticks_ = batch.last_ticks;
   }
@@ -276,7 +272,7 @@ bool Writer::write_batch(const Batch& batch) {
   }
   replay_dictionary_ = false;
   counters_.records_written.fetch_add(batch.record_count, std::memory_order_relaxed);
-  counters_.bytes_in.fetch_add(batch.records.size() + batch.dictionary.size(), std::memory_order_relaxed);
+  counters_.bytes_in.fetch_add(batch.columns().size() + batch.dictionary.size(), std::memory_order_relaxed);
   return true;
 }
 
@@ -288,10 +284,9 @@ bool Writer::write_batch(const Batch& batch) {
 // Full batches of long texts are held the same way up to
 // kLongTextFrameBytes. Returns the frame's target size, or
 // 0 when the batch is not held.
-std::size_t Writer::held_frame_target(const Batch& batch, std::string_view records) const {
+std::size_t Writer::held_frame_target(const Batch& batch, const RecordColumns& records) const {
   bool holdable = !batch.flight && !batch.last && batch.flush_sequence == 0 &&
-                  !requests_.crashing.load(std::memory_order_relaxed) && config_.compression_level != 0 &&
-                  batch.records.size() >= kBatchTargetBytes;
+                  !requests_.crashing.load(std::memory_order_relaxed) && config_.compression_level != 0 && batch.full();
   if (!holdable) return 0;
   if (of_long_texts(batch) && records.size() >= kBatchTargetBytes / 2) return kLongTextFrameBytes;
   return records.size() < kBatchTargetBytes / 2 ? kBatchTargetBytes : 0;
@@ -300,12 +295,16 @@ std::size_t Writer::held_frame_target(const Batch& batch, std::string_view recor
 // The batch's records frame into out_, joined with the records held back;
 // `hold` says whether they all wait in held_ instead. held_ takes them for
 // good only once out_ reached the file.
-void Writer::append_batch_records(const Batch& batch, std::string_view records, int level, bool& hold) {
+void Writer::append_batch_records(const Batch& batch, const RecordColumns& records, RowsToWrite place, int level,
+                                  bool& hold) {
   auto type = batch.flight ? schema::FrameType::flight : schema::FrameType::records;
+  auto append_own_frame = [&] {
+    frames_.append_columns(out_, type, records.base, records.ticks, place.rows, records.rows.size(), place.room, level);
+  };
   std::size_t target = held_frame_target(batch, records);
   if (held_.empty()) {
     hold = target > 0 && held_.add(records);
-    if (!hold) frames_.append_records(out_, type, records, level);
+    if (!hold) append_own_frame();
     return;
   }
   std::size_t limit = std::max(target, kBatchTargetBytes);
@@ -317,7 +316,7 @@ void Writer::append_batch_records(const Batch& batch, std::string_view records, 
   }
   // Held records come first, in a frame of their own.
   frames_.append_records(out_, schema::FrameType::records, held_.payload(), level);
-  frames_.append_records(out_, type, records, level);
+  append_own_frame();
 }
 
 // The held records alone, in their frame: a deadline passed, or the file ends.
@@ -334,13 +333,14 @@ bool Writer::write_held() {
 
 // The batch's records with long repeated strings replaced by text entries,
 // whose dictionary frames go into out_ ahead of them.
-std::string_view Writer::intern_strings(const Batch& batch, int level) {
-  std::string_view records = batch.records;
-  if (batch.record_count == 0 || !batch.has_long_args) return records;
+Writer::RowsToWrite Writer::intern_strings(Batch& batch, int level, RecordColumns& records) {
+  RowsToWrite in_batch{batch.rows_room() + kRowsHeadRoom, kRowsHeadRoom};
+  if (batch.record_count == 0 || !batch.has_long_args) return in_batch;
   interned_entries_.clear();
-  if (!interner_.rewrite(records, interned_records_, interned_entries_)) return records;
+  if (!interner_.rewrite(records.rows, interned_records_, interned_entries_)) return in_batch;
   if (!interned_entries_.empty()) frames_.append_dictionary(out_, interned_entries_, level);
-  return interned_records_;
+  records.rows = interned_records_;
+  return {interned_records_.data(), 0};
 }
 
 // A write that fails part-way is cut back, so the file never holds a torn
@@ -384,7 +384,7 @@ bool Writer::write_all(std::string_view bytes) {
 // service's threads; with Config::wait_for_disk it holds the batch until
 // writes work (callers block as buffers fill). The drop policy counts the
 // batch as lost at once. Stopping gives up holding.
-bool Writer::write_failed(const Batch& batch) {
+bool Writer::write_failed(Batch& batch) {
   // The descriptor was closed between the check and the write: the next
   // file takes the batch at once, whatever the policy.
   if (fd_ >= 0 && !descriptor_is_ours() && write_batch(batch)) return true;
@@ -425,7 +425,7 @@ bool Writer::write_failed(const Batch& batch) {
 }
 
 void Writer::count_lost(const Batch& batch) {
-  std::uint64_t first = first_ticks(batch);
+  std::uint64_t first = batch.first_ticks;
   lost_first_ticks_ = lost_records_ == 0 ? first : std::min(lost_first_ticks_, first);
   lost_last_ticks_ = std::max(lost_last_ticks_, batch.last_ticks);
   std::uint64_t earlier_drops = 0;
@@ -439,10 +439,9 @@ void Writer::count_lost(const Batch& batch) {
 // records reported, since those reports are lost with it.
 std::uint64_t Writer::log_records_in(const Batch& batch, std::uint64_t& drops) {
   std::uint64_t count = 0;
-  wire::Reader r(std::string_view(batch.records));
-  r.skip(8);
+  ColumnsReader r(batch.columns());
   BatchRecord record;
-  while (!r.empty() && next_batch_record(r, record)) {
+  while (!r.empty() && r.next(record)) {
     std::uint64_t dropped = 0;
     std::string_view args = record.args;
     if (record.site_id == schema::kControlSiteId && args.size() >= 9 &&

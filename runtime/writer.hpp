@@ -47,14 +47,20 @@ class Writer {
 
  private:
   void absorb(const Batch& batch);
-  bool write_batch(const Batch& batch);
-  std::size_t held_frame_target(const Batch& batch, std::string_view records) const;
-  void append_batch_records(const Batch& batch, std::string_view records, int level, bool& hold);
+  // Writes into the room in front of the batch's rows (Batch::rows_room).
+  bool write_batch(Batch& batch);
+  std::size_t held_frame_target(const Batch& batch, const RecordColumns& records) const;
+  // A batch's rows as they go into its frame: in the batch, or interned.
+  struct RowsToWrite {
+    char* rows;
+    std::size_t room;  // writable bytes before them
+  };
+  void append_batch_records(const Batch& batch, const RecordColumns& records, RowsToWrite place, int level, bool& hold);
   bool write_held();
-  std::string_view intern_strings(const Batch& batch, int level);
+  RowsToWrite intern_strings(Batch& batch, int level, RecordColumns& records);
   bool append_to_file(std::string_view bytes);
   bool write_all(std::string_view bytes);
-  bool write_failed(const Batch& batch);
+  bool write_failed(Batch& batch);
   bool flush_waiting() const;
   static std::uint64_t log_records_in(const Batch& batch, std::uint64_t& drops);
   void count_lost(const Batch& batch);

@@ -70,7 +70,12 @@ bool color_allowed() {
 // What the writer hands over of one batch.
 struct Message {
   std::string dictionary;
-  ByteBuffer records;  // empty: none, or not copied (then counted below)
+  // The batch's records (RecordColumns); empty: none, or not copied (then
+  // counted below).
+  ByteBuffer rows;
+  std::string ticks;
+  std::uint64_t base = 0;
+  RecordColumns columns() const { return {base, rows, ticks}; }
   bool calibration_changed = false;
   Calibration calibration;
   std::uint64_t console_skipped = 0;
@@ -86,7 +91,8 @@ struct Message {
 
   void clear() {
     dictionary.clear();
-    records.clear();
+    rows.clear();
+    ticks.clear();
     calibration_changed = false;
     console_skipped = callback_skipped = 0;
     flush_sequence = 0;
@@ -119,12 +125,11 @@ class SiteLevels {
     }
   }
   // How many of a records payload's records are at or above each level.
-  void count(std::string_view records, std::uint8_t console_level, std::uint64_t& console, std::uint8_t callback_level,
-             std::uint64_t& callback) const {
-    wire::Reader r(records);
-    if (!r.skip(8)) return;
+  void count(const RecordColumns& records, std::uint8_t console_level, std::uint64_t& console,
+             std::uint8_t callback_level, std::uint64_t& callback) const {
+    ColumnsReader r(records);
     BatchRecord record;
-    while (!r.empty() && next_batch_record(r, record)) {
+    while (!r.empty() && r.next(record)) {
       std::uint8_t level = record.site_id == schema::kControlSiteId ? kWarn
                            : record.site_id < levels_.size()        ? levels_[record.site_id]
                                                                     : 0;
@@ -185,6 +190,7 @@ struct View::Impl {
   // The view thread's own.
   std::thread thread;
   decoder::StreamDecoder decoder;
+  ByteBuffer joined;  // a message's records as the decoder reads them (FORMAT.md §7)
   std::unique_ptr<sinks::ConsoleOutput> output;
   std::string chunk;
   std::string message_text;
@@ -257,7 +263,7 @@ void View::Impl::offer(const Batch& batch) {
   bool copy = false;
   {
     std::lock_guard lock(mutex);
-    std::size_t bytes = batch.records.size();
+    std::size_t bytes = batch.columns().size();
     copy = has_records && (queued_with_records == 0 ||
                            (queued_with_records < kMostQueuedMessages && queued_bytes + bytes <= kQueuedBytes));
     if (copy) {
@@ -277,7 +283,7 @@ void View::Impl::offer(const Batch& batch) {
         before.calibration = batch.calibration;
       }
       if (has_records)
-        writer_levels.count(batch.records, console_cut(), before.console_skipped, callback_cut(),
+        writer_levels.count(batch.columns(), console_cut(), before.console_skipped, callback_cut(),
                             before.callback_skipped);
       before.flush_sequence = std::max(before.flush_sequence, batch.flush_sequence);
       if (batch.contexts_changed) {
@@ -300,13 +306,15 @@ void View::Impl::offer(const Batch& batch) {
   message->copied = copy;
   message->flight = batch.flight;
   if (copy) {
-    std::string_view bytes = batch.records;
-    message->records.clear();
-    char* at = message->records.tail(bytes.size());
-    std::memcpy(at, bytes.data(), bytes.size());
-    message->records.commit(at + bytes.size());
+    RecordColumns records = batch.columns();
+    message->rows.clear();
+    char* at = message->rows.tail(records.rows.size());
+    std::memcpy(at, records.rows.data(), records.rows.size());
+    message->rows.commit(at + records.rows.size());
+    message->ticks.assign(records.ticks);
+    message->base = records.base;
   } else if (has_records) {
-    writer_levels.count(batch.records, console_cut(), message->console_skipped, callback_cut(),
+    writer_levels.count(batch.columns(), console_cut(), message->console_skipped, callback_cut(),
                         message->callback_skipped);
   }
   std::lock_guard lock(mutex);
@@ -320,7 +328,7 @@ void View::Impl::run() {
     std::lock_guard lock(mutex);
     while (pool.size() < kQueuedBatches + 1) {
       pool.push_back(std::make_unique<Message>());
-      pool.back()->records.reset_capacity(kBatchPreparedBytes);
+      pool.back()->rows.reset_capacity(kBatchPreparedBytes);
     }
   }
   notice_thread.os_tid = thread_id();
@@ -333,7 +341,7 @@ void View::Impl::run() {
       queue.pop_front();
       if (message->copied) {
         --queued_with_records;
-        queued_bytes -= message->records.size();
+        queued_bytes -= message->columns().size();
       }
     }
     handle(*message);
@@ -386,9 +394,11 @@ void View::Impl::handle(const Message& message) {
   if (message.copied && !decoded) {
     // Nothing would be shown: counted without being decoded.
     std::uint64_t none = 0;
-    view_levels.count(message.records, console_level, not_shown, 255, none);
+    view_levels.count(message.columns(), console_level, not_shown, 255, none);
   } else if (decoded) {
-    decoder.feed_records(message.records, message.flight);
+    joined.clear();
+    join_columns(message.columns(), joined);
+    decoder.feed_records(joined, message.flight);
     decoder::Record record;
     while (decoder.next(record)) {
       std::uint8_t level = record.site != nullptr ? record.site->level : kWarn;

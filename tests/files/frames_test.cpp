@@ -239,3 +239,109 @@ TEST_CASE("records frames are columnar, whatever share of their bytes the ticks 
     CHECK(rows_of_columnar(frames[i].stored) == numbered_records(payloads[i], 2 + i));
   }
 }
+
+namespace {
+
+// Rows of every shape a batch holds, mixed: ids, thread indexes and deltas
+// of one to ten varint bytes, arguments from none to a few hundred bytes.
+std::string mixed_records_payload(int count, std::uint32_t seed) {
+  std::string rows;
+  wire::put_le<std::uint64_t>(rows, 987654321);
+  std::uint64_t state = seed;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int i = 0; i < count; ++i) {
+    wire::put_varint(rows, next() % 3 == 0 ? next() : next() % 100);
+    wire::put_varint(rows, next() % 5 == 0 ? next() << 20 : next() % 8);
+    wire::put_varint(rows, next() % 7 == 0 ? ~std::uint64_t{0} - next() : next() % 300);
+    std::size_t args_size = next() % 4 == 0 ? next() % 400 : next() % 40;
+    wire::put_bytes(rows, std::string(args_size, static_cast<char>('a' + i % 26)));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("records frames are columnar for rows of every shape, and a damaged payload is stored as it is") {
+  FrameEncoder encoder;
+  std::string out;
+  encoder.append_file_start(out, 0, {});
+  std::size_t opening = out.size();
+  std::vector<std::string> payloads;
+  for (std::uint32_t seed = 1; seed <= 20; ++seed)
+    payloads.push_back(mixed_records_payload(static_cast<int>(seed * 7), seed));
+  // A last row whose arguments run past the payload's end, and one whose
+  // site id never ends: neither may be read past, both are kept whole.
+  std::string overrun = mixed_records_payload(50, 99);
+  wire::put_varint(overrun, 3);
+  wire::put_varint(overrun, 0);
+  wire::put_varint(overrun, 1);
+  wire::put_varint(overrun, 100);
+  overrun.append(10, 'x');
+  std::string endless = mixed_records_payload(50, 98) + std::string(80, '\xff');
+  payloads.push_back(overrun);
+  payloads.push_back(endless);
+  for (const auto& payload : payloads) encoder.append_records(out, schema::FrameType::records, payload, 0);
+  auto frames = walk(out, opening);
+  REQUIRE(frames.size() == payloads.size());
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    INFO("frame " << i);
+    std::string numbered = numbered_records(payloads[i], 2 + i);
+    if (i + 2 < payloads.size()) {
+      CHECK(frames[i].header.type == static_cast<std::uint8_t>(schema::FrameType::records_columnar));
+      CHECK(rows_of_columnar(frames[i].stored) == numbered);
+    } else {
+      CHECK(frames[i].header.type == static_cast<std::uint8_t>(schema::FrameType::records));
+      CHECK(frames[i].stored == numbered);
+    }
+  }
+}
+
+TEST_CASE("records in columns make the frame their payload makes, in place or copied") {
+  for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+    INFO("seed " << seed);
+    std::string payload = mixed_records_payload(static_cast<int>(seed * 13), seed);
+    // The payload's columns by hand, as the collector leaves them.
+    wire::Reader r(payload);
+    std::uint64_t base = 0;
+    REQUIRE(r.le(base));
+    std::string rows, ticks;
+    while (!r.empty()) {
+      std::uint64_t site = 0, thread = 0, delta = 0;
+      std::string_view args;
+      REQUIRE((r.varint(site) && r.varint(thread) && r.varint(delta) && r.length_prefixed(args, payload.size())));
+      wire::put_varint(rows, site);
+      wire::put_varint(rows, thread);
+      wire::put_bytes(rows, args);
+      wire::put_varint(ticks, delta);
+    }
+    auto frames_of = [&](auto append) {
+      FrameEncoder encoder;
+      std::string out;
+      encoder.append_file_start(out, 0, {});
+      std::size_t opening = out.size();
+      append(encoder, out);
+      append(encoder, out);  // a second frame, numbered after the first
+      return out.substr(opening);
+    };
+    std::string split = frames_of([&](FrameEncoder& encoder, std::string& out) {
+      encoder.append_records(out, schema::FrameType::records, payload, 0);
+    });
+    std::string in_place = frames_of([&](FrameEncoder& encoder, std::string& out) {
+      std::string memory = std::string(terse::detail::kRowsHeadRoom, '?') + rows;
+      encoder.append_columns(out, schema::FrameType::records, base, ticks, memory.data() + terse::detail::kRowsHeadRoom,
+                             rows.size(), terse::detail::kRowsHeadRoom, 0);
+    });
+    std::string copied = frames_of([&](FrameEncoder& encoder, std::string& out) {
+      std::string memory = rows;
+      encoder.append_columns(out, schema::FrameType::records, base, ticks, memory.data(), rows.size(), 0, 0);
+    });
+    CHECK(in_place == split);
+    CHECK(copied == split);
+    auto frames = walk(split);
+    REQUIRE(frames.size() == 2);
+    CHECK(rows_of_columnar(frames[1].stored) == numbered_records(payload, 3));
+  }
+}
