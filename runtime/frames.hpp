@@ -73,8 +73,10 @@ class FrameEncoder {
  private:
   std::string_view numbered(schema::FrameType type, std::string_view payload);
   void append_stored(std::string& out, schema::FrameType type, std::string_view payload, int level);
+  void use_level(int level);
 
   ZSTD_CCtx* cctx_;
+  int cctx_level_ = 0;  // what cctx_ is set for; 0: nothing yet
   std::string scratch_;
   // FORMAT.md §4 key 9: tells this run's files from those of another process
   // writing the same NAME at the same time, or of an earlier run with this pid.
