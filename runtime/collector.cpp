@@ -264,7 +264,8 @@ void Collector::describe_thread(Batch& batch, const ThreadBuffer& b) {
 
 // FORMAT.md §7.1. Each site's previous values live in one flat array; a
 // site's slots count as zero until it first appears in the batch.
-void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size) {
+Collector::DeltaSlots* Collector::first_record_of_site(Batch& batch, std::uint32_t id) {
+  if (!describe_site(batch, id)) return nullptr;
   if (id >= delta_slots_.size()) delta_slots_.resize(std::max<std::size_t>(id + 1, delta_slots_.size() * 2));
   std::unique_ptr<DeltaSlots>& slots = delta_slots_[id];
   if (!slots) {
@@ -274,13 +275,20 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
     if (site->encode_deltas != nullptr && code_stays_loaded(reinterpret_cast<const void*>(site->encode_deltas)))
       slots->encode = site->encode_deltas;
   }
-  if (slots->batch != batch.sequence) {
-    std::fill(slots->previous.begin(), slots->previous.end(), 0);
-    slots->batch = batch.sequence;
+  if (id >= site_coders_.size()) site_coders_.resize(std::max<std::size_t>(id + 1, site_coders_.size() * 2), nullptr);
+  site_coders_[id] = slots.get();
+  return slots.get();
+}
+
+inline void Collector::delta_code(const Batch& batch, DeltaSlots& slots, char* out, const char* args,
+                                  std::size_t size) {
+  if (slots.batch != batch.sequence) {
+    std::fill(slots.previous.begin(), slots.previous.end(), 0);
+    slots.batch = batch.sequence;
   }
   auto* to = reinterpret_cast<unsigned char*>(out);
   const auto* from = reinterpret_cast<const unsigned char*>(args);
-  if (slots->limited) {
+  if (slots.limited) {
     // The suppressed count in front of the arguments is not one of them.
     std::size_t count_size = suppressed_count_size(std::string_view(args, size));
     std::memcpy(to, from, count_size);
@@ -290,20 +298,22 @@ void Collector::delta_code(Batch& batch, std::uint32_t id, char* out, const char
   }
   // Bytes that do not match the site's tags cannot happen; should they,
   // the record goes as it is rather than with unwritten bytes in it.
-  bool coded = slots->encode != nullptr
-                   ? slots->encode(to, from, size, slots->previous.data())
-                   : slots->plan.apply<wire::Delta::encode>(to, from, size, slots->previous.data());
+  bool coded = slots.encode != nullptr ? slots.encode(to, from, size, slots.previous.data())
+                                       : slots.plan.apply<wire::Delta::encode>(to, from, size, slots.previous.data());
   if (!coded) std::memcpy(to, from, size);
 }
 
 // The caller has described the record's thread (once per pass is enough).
 void Collector::append_record(Batch& batch, const RingRecordHeader& header, std::uint32_t thread_index,
                               const char* args) {
-  if ((header.site_id >= sites_written_.size() || !sites_written_[header.site_id]) &&
-      !describe_site(batch, header.site_id)) {
-    if (on_error_)
-      on_error_("a record of site id " + std::to_string(header.site_id) + ", which no call site has, was left out");
-    return;
+  DeltaSlots* coder = nullptr;
+  if (header.site_id != schema::kControlSiteId) {
+    coder = header.site_id < site_coders_.size() ? site_coders_[header.site_id] : nullptr;
+    if (coder == nullptr && (coder = first_record_of_site(batch, header.site_id)) == nullptr) {
+      if (on_error_)
+        on_error_("a record of site id " + std::to_string(header.site_id) + ", which no call site has, was left out");
+      return;
+    }
   }
   char* out = batch.rows.tail(3 * 10 + header.args_size);
   if (batch.record_count == 0) {
@@ -317,11 +327,11 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
   out = wire::write_varint(out, thread_index);
   out = wire::write_varint(out, header.args_size);
   if (header.args_size >= TextInterner::kMinLength) batch.has_long_args = true;
-  if (header.site_id == schema::kControlSiteId) {
+  if (coder == nullptr) {
     describe_reported_site(batch, std::string_view(args, header.args_size));
     std::memcpy(out, args, header.args_size);
   } else {
-    delta_code(batch, header.site_id, out, args, header.args_size);
+    delta_code(batch, *coder, out, args, header.args_size);
   }
   batch.rows.commit(out + header.args_size);
   batch.last_ticks = header.ticks;

@@ -88,8 +88,11 @@ class Collector {
   bool describe_site(Batch& batch, std::uint32_t id);
   void describe_reported_site(Batch& batch, std::string_view args);
   void describe_thread(Batch& batch, const ThreadBuffer& b);
+  // A site's coder, made on its first record, which describes the site in
+  // the batch's dictionary; nullptr for an id no call site has.
+  DeltaSlots* first_record_of_site(Batch& batch, std::uint32_t id);
   // Copies a record's arguments to `out`, delta-coded (FORMAT.md §7.1).
-  void delta_code(Batch& batch, std::uint32_t id, char* out, const char* args, std::size_t size);
+  static void delta_code(const Batch& batch, DeltaSlots& slots, char* out, const char* args, std::size_t size);
   void append_record(Batch& batch, const RingRecordHeader& header, std::uint32_t thread_index, const char* args);
   // A record from a ring: into the batch, or the flight recorder.
   void take(Batch*& batch, const Cursor& c);
@@ -129,6 +132,9 @@ class Collector {
   std::vector<std::uint8_t> threads_written_;
   std::uint64_t flush_handled_ = 0;
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
+  // By site id: the site's coder once the site is described, else nullptr.
+  // One look per record, where there were two tables and a call.
+  std::vector<DeltaSlots*> site_coders_;
   std::chrono::steady_clock::time_point batch_opened_{};
   bool flight_on_;
   std::uint8_t flight_trigger_;
