@@ -275,8 +275,6 @@ Collector::DeltaSlots* Collector::first_record_of_site(Batch& batch, std::uint32
     if (site->encode_deltas != nullptr && code_stays_loaded(reinterpret_cast<const void*>(site->encode_deltas)))
       slots->encode = site->encode_deltas;
   }
-  if (id >= site_coders_.size()) site_coders_.resize(std::max<std::size_t>(id + 1, site_coders_.size() * 2), nullptr);
-  site_coders_[id] = slots.get();
   return slots.get();
 }
 
@@ -308,7 +306,7 @@ void Collector::append_record(Batch& batch, const RingRecordHeader& header, std:
                               const char* args) {
   DeltaSlots* coder = nullptr;
   if (header.site_id != schema::kControlSiteId) {
-    coder = header.site_id < site_coders_.size() ? site_coders_[header.site_id] : nullptr;
+    coder = header.site_id < delta_slots_.size() ? delta_slots_[header.site_id].get() : nullptr;
     if (coder == nullptr && (coder = first_record_of_site(batch, header.site_id)) == nullptr) {
       if (on_error_)
         on_error_("a record of site id " + std::to_string(header.site_id) + ", which no call site has, was left out");

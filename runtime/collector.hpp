@@ -131,10 +131,9 @@ class Collector {
   std::vector<std::uint8_t> sites_written_;
   std::vector<std::uint8_t> threads_written_;
   std::uint64_t flush_handled_ = 0;
+  // By site id: the site's coder, made once the site is described (so a
+  // coder says the site is described too): one look per record.
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
-  // By site id: the site's coder once the site is described, else nullptr.
-  // One look per record, where there were two tables and a call.
-  std::vector<DeltaSlots*> site_coders_;
   std::chrono::steady_clock::time_point batch_opened_{};
   bool flight_on_;
   std::uint8_t flight_trigger_;
