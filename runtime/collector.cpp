@@ -556,10 +556,38 @@ void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
   if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
 }
 
+// How long an idle pass sleeps. Each look into a ring takes the cache lines
+// its thread writes next (the position it publishes, the end of its last
+// record) away from that thread's core, and its next call waits to get them
+// back: with bursts of 20 calls a few milliseconds apart, a look every
+// millisecond cost a fifth of each call at the median. So the IO thread
+// sleeps as long as the rings' rates since its last sleep allow: until the
+// fastest could be an eighth fuller, at least 1 ms and at most 10 ms, which
+// keeps a small batch's way to the file within kSmallBatchDelay of it. A
+// ring that fills faster than that wakes it at a quarter (look_for_room).
+std::chrono::steady_clock::duration Collector::idle_sleep(std::chrono::steady_clock::time_point now) {
+  constexpr std::chrono::steady_clock::duration kShortest = 1ms, kLongest = 10ms;
+  auto since_last = now - last_sleep_;
+  last_sleep_ = now;
+  std::chrono::steady_clock::duration sleep = kLongest;
+  for (ThreadBuffer* b : buffers_) {
+    std::uint64_t consumed = b->consumed.load(std::memory_order_relaxed);
+    std::uint64_t filled = consumed - b->consumed_at_sleep;  // positions only grow
+    b->consumed_at_sleep = consumed;
+    if (filled == 0) continue;
+    // since_last * (capacity / 8) / filled, without overflow for any duration up to years.
+    auto eighth_in = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double, std::chrono::steady_clock::period>(static_cast<double>(since_last.count()) *
+                                                                         static_cast<double>(b->capacity / 8) /
+                                                                         static_cast<double>(filled)));
+    sleep = std::min(sleep, eighth_in);
+  }
+  return std::max(sleep, kShortest);
+}
+
 // Producers whose rings fill up cut the sleep short (nudge_io_thread),
 // so the long sleep of an idle process costs no records in a burst.
-bool Collector::sleep_while_idle(std::chrono::steady_clock::duration idle_for) {
-  auto sleep = idle_for < 100ms ? 1ms : 10ms;
+bool Collector::sleep_while_idle(std::chrono::steady_clock::duration sleep) {
   auto& wakeup = io_wakeup();
   std::unique_lock lock(wakeup.mutex);
   // Relaxed: a producer that misses the flag looks again an eighth of a ring
@@ -580,7 +608,6 @@ void Collector::run() {
   prefer_short_sleeps();
   queue_.prepare();
   Batch* batch = queue_.take();
-  auto idle_since = std::chrono::steady_clock::now();
   bool nudged = false;
   for (;;) {
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
@@ -623,7 +650,6 @@ void Collector::run() {
     auto now_steady = std::chrono::steady_clock::now();
     submit_if_due(batch, now_steady);
     if (taken > 0) {
-      idle_since = now_steady;
       nudged = false;
       if (!drain_all) std::this_thread::yield();
       continue;
@@ -635,8 +661,7 @@ void Collector::run() {
       std::this_thread::sleep_for(window_pause_);
       continue;
     }
-    nudged = sleep_while_idle(std::chrono::steady_clock::now() - idle_since);
-    if (nudged) idle_since = std::chrono::steady_clock::now();  // a ring filling up: short sleeps until it is over
+    nudged = sleep_while_idle(idle_sleep(std::chrono::steady_clock::now()));
   }
 }
 

@@ -106,8 +106,9 @@ class Collector {
   bool anything_pending() const;
   void submit(Batch*& batch);
   void submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
+  std::chrono::steady_clock::duration idle_sleep(std::chrono::steady_clock::time_point now);
   // True when a producer woke it: its ring is filling.
-  bool sleep_while_idle(std::chrono::steady_clock::duration idle_for);
+  bool sleep_while_idle(std::chrono::steady_clock::duration sleep);
 
   ClockCalibration& clock_;
   BatchQueue& queue_;
@@ -135,6 +136,7 @@ class Collector {
   // coder says the site is described too): one look per record.
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
   std::chrono::steady_clock::time_point batch_opened_{};
+  std::chrono::steady_clock::time_point last_sleep_{};
   bool flight_on_;
   std::uint8_t flight_trigger_;
   FlightRecorder flight_;

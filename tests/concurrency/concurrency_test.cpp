@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <random>
@@ -23,6 +24,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "test_support.hpp"
 
@@ -485,4 +488,51 @@ TEST_CASE("a new thread given an exited thread's buffer writes as itself, after 
   std::size_t at = 0;
   for (std::size_t t = 0; t < std::size(per_thread); ++t)
     for (std::uint64_t n = 0; n < per_thread[t]; ++n, ++at) REQUIRE(decoded.lines[at].thread == os_ids[t]);
+}
+
+namespace {
+
+// How many times the kernel thread `tid` of this process went to sleep.
+std::uint64_t times_asleep(int tid) {
+  std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoull(line.substr(line.find(':') + 1));
+  return 0;
+}
+
+}  // namespace
+
+// Each look of the IO thread into a ring takes the cache lines its thread
+// writes next away from that thread's core, and the thread's next call
+// waits to get them back. A service logging a burst every few milliseconds
+// must not be looked at every millisecond for it; its records still all
+// reach the file.
+TEST_CASE("the IO thread looks into rings that fill slowly every few milliseconds, not every one", "[concurrency]") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  TERSE_INFO("burst {} call {}", 0, 0);  // the thread's ring, made before the count begins
+  terse::flush();
+  const std::vector<int> io_threads = threads_named("terse-io");
+  REQUIRE(io_threads.size() == 1);
+  std::vector<std::string> expected{"burst 0 call 0"};
+  constexpr auto kLasting = std::chrono::milliseconds(600);
+  const std::uint64_t asleep_before = times_asleep(io_threads.front());
+  const auto begin = std::chrono::steady_clock::now();
+  for (int burst = 1; std::chrono::steady_clock::now() - begin < kLasting; ++burst) {
+    for (int call = 0; call < 20; ++call) {
+      TERSE_INFO("burst {} call {}", burst, call);
+      expected.push_back(fmt::format("burst {} call {}", burst, call));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  const auto lasted = std::chrono::steady_clock::now() - begin;
+  const std::uint64_t sleeps = times_asleep(io_threads.front()) - asleep_before;
+  terse::stop();
+  // Looking every millisecond, it slept some 600 times; sleeping up to 10 ms
+  // while the ring fills this slowly, some 60.
+  const auto lasted_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
+  INFO(sleeps << " sleeps in " << lasted_ms << " ms");
+  CHECK(sleeps * 4 < static_cast<std::uint64_t>(lasted_ms));
+  require_messages(decode_dir(dir.path()), expected);
 }

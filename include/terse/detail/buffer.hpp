@@ -85,6 +85,9 @@ struct ThreadBuffer {
   char* huge_ring = nullptr;
   char* first_mapping = nullptr;
   bool huge_refused = false;  // the system gave none: not asked again
+  // `consumed` when the IO thread last went to sleep: how fast the ring
+  // fills decides how long it sleeps next (Collector::idle_sleep).
+  std::uint64_t consumed_at_sleep = 0;
 
   // Shared, rarely written.
   alignas(64) std::atomic<bool> abandoned{false};
