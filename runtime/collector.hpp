@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +38,9 @@ class Collector {
   Collector(std::chrono::microseconds ordering_window, std::chrono::milliseconds release_idle_after,
             const FlightSettings& flight, ClockCalibration& clock, BatchQueue& queue, Requests& requests,
             Counters& counters, std::function<void(const std::string&)> on_error);
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
 
   // The thread's body: returns once stop was requested and every buffer is
   // drained, after submitting the last batch.
@@ -125,6 +131,21 @@ class Collector {
   std::vector<QuietRing> quiet_rings_;
   bool huge_rings_;  // the move needs the fence a give-back does
   std::vector<QuietRing> busy_rings_;
+  // The huge-page memory being made for one busy ring, on a thread of its
+  // own: the kernel may compact memory first, for tens of milliseconds,
+  // during which the rings would fill. `buffer` is only compared, never
+  // read: the buffer may be gone when the memory is ready.
+  struct HugeRingOrder {
+    const ThreadBuffer* buffer = nullptr;
+    std::uint64_t capacity = 0;
+    std::future<char*> memory;
+    std::thread maker;
+  };
+  std::optional<HugeRingOrder> huge_order_;
+  void order_huge_ring(const ThreadBuffer& buffer);
+  // Hands the ordered memory to its ring, if that ring still wants it, or
+  // gives it back; with `wait`, also when it is not ready yet.
+  void settle_huge_order(bool wait);
 
   std::vector<ThreadBuffer*> buffers_;
   std::uint64_t buffers_generation_ = 0;

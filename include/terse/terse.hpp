@@ -432,6 +432,9 @@ inline HotSettings g_hot;
 // terse's threads block every asynchronous signal but leave this one
 // deliverable, from the next start() on. Not for programs.
 void deliver_to_terse_threads_for_tests(int signal_number) noexcept;
+// For tests: making a busy ring's huge-page memory takes `delay` longer, as
+// it does where the kernel compacts memory first. Not for programs.
+void slow_huge_ring_making_for_tests(std::chrono::milliseconds delay) noexcept;
 
 // Sync mode: wait until the record just logged is in the file.
 void wait_until_written() noexcept;
