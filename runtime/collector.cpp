@@ -639,6 +639,13 @@ std::chrono::steady_clock::duration Collector::idle_sleep(std::chrono::steady_cl
                                                                          static_cast<double>(filled)));
     sleep = std::min(sleep, eighth_in);
   }
+  // A ring that filled fast lately may fill fast again at any moment (a
+  // service between two bursts of work): for 100 ms the IO thread looks
+  // every millisecond, rather than count on its producer's wake.
+  if (sleep < kLongest)
+    fast_until_ = now + 100ms;
+  else if (now < fast_until_)
+    sleep = kShortest;
   return std::max(sleep, kShortest);
 }
 

@@ -158,6 +158,7 @@ class Collector {
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
   std::chrono::steady_clock::time_point batch_opened_{};
   std::chrono::steady_clock::time_point last_sleep_{};
+  std::chrono::steady_clock::time_point fast_until_{};
   bool flight_on_;
   std::uint8_t flight_trigger_;
   FlightRecorder flight_;
