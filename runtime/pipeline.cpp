@@ -130,11 +130,13 @@ std::unique_ptr<Batch> make_extra_batch() noexcept {
 
 Batch* BatchQueue::take() {
   std::unique_lock lock(mutex_);
+  if (free_.empty()) extra_needed_at_ = std::chrono::steady_clock::now();
   if (free_.empty() && owned_.size() < kMostBatches) {
     lock.unlock();  // mapped without holding up the writer
     std::unique_ptr<Batch> extra = make_extra_batch();
     lock.lock();
     if (extra) {
+      ++extra_batches_made_;
       free_.push_back(extra.get());
       owned_.push_back(std::move(extra));
     }
@@ -176,6 +178,16 @@ BatchQueue::Work BatchQueue::wait_for_work(const std::chrono::steady_clock::time
   return work;
 }
 
+std::size_t BatchQueue::batches_held() {
+  std::lock_guard lock(mutex_);
+  return owned_.size();
+}
+
+std::uint64_t BatchQueue::extra_batches_made() {
+  std::lock_guard lock(mutex_);
+  return extra_batches_made_;
+}
+
 bool BatchQueue::holds_every_batch() {
   std::lock_guard lock(mutex_);
   return free_.empty() && owned_.size() >= kMostBatches;
@@ -188,8 +200,10 @@ void BatchQueue::finish(const Work& work, bool last) {
     if (work.batch != nullptr) {
       if (work.batch->flush_sequence > flush_completed_) flush_completed_ = work.batch->flush_sequence;
       flushed_through_.store(flush_completed_, std::memory_order_release);
-      // Two free ones waiting: the writer has caught up, and an extra batch goes.
-      if (owned_.size() > kKeptBatches && free_.size() >= 2) {
+      // Two free ones waiting, and none lacking for a while: the writer has
+      // caught up, and an extra batch goes.
+      if (owned_.size() > kKeptBatches && free_.size() >= 2 &&
+          std::chrono::steady_clock::now() - extra_needed_at_ >= kExtraBatchesKeptFor) {
         auto it = std::find_if(owned_.begin(), owned_.end(), [&](const auto& b) { return b.get() == work.batch; });
         retired = std::move(*it);
         owned_.erase(it);

@@ -213,6 +213,11 @@ class BatchQueue {
   // The writer holds every batch there may be: the collector waits for the
   // next, and the rings fill up behind it.
   bool holds_every_batch();
+  // How many batches exist, and how many were made past the first ones
+  // since the queue was: what a writer's lag costs in memory and in
+  // mapping time.
+  std::size_t batches_held();
+  std::uint64_t extra_batches_made();
 
   // Callers.
   void wait_for_flush(std::uint64_t sequence);
@@ -228,6 +233,13 @@ class BatchQueue {
   // extra ones are freed once the writer has caught up.
   static constexpr std::size_t kKeptBatches = 3;
   static constexpr std::size_t kMostBatches = 11;
+  // Mapping a batch holds the collector up for a millisecond or more (its
+  // pages are touched up front), while a ring filling at 8 M records/s has
+  // room for two: a writer that falls behind now and then keeps its extra
+  // batches until it has not needed one for this long.
+  static constexpr std::chrono::seconds kExtraBatchesKeptFor{1};
+  std::chrono::steady_clock::time_point extra_needed_at_{};
+  std::uint64_t extra_batches_made_ = 0;
 
   std::vector<std::unique_ptr<Batch>> owned_;
   std::mutex mutex_;
