@@ -606,7 +606,10 @@ void Collector::submit(Batch*& batch) {
 // waited long enough for a reader following the file; while the writer is
 // behind, longer (a fresh batch then buys nothing), unless a flush waits.
 void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now) {
-  if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{}) batch_opened_ = now;
+  // Its records may be as old as the previous pass: the IO thread may have
+  // slept since, and they wait for that sleep and kSmallBatchDelay at most.
+  if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{})
+    batch_opened_ = previous_pass_ == std::chrono::steady_clock::time_point{} ? now : previous_pass_;
   auto age = now - batch_opened_;
   bool waited_enough = batch->record_count > 0 && (age >= schema::kMaxBatchDelay ||
                                                    (age >= kSmallBatchDelay && batch->rows_size() < kSmallBatchBytes));
@@ -674,6 +677,7 @@ void Collector::run() {
   Batch* batch = queue_.take();
   bool nudged = false;
   for (;;) {
+    auto pass_began = std::chrono::steady_clock::now();
     std::uint64_t flush_target = requests_.flush.load(std::memory_order_acquire);
     bool stopping = requests_.stop.load(std::memory_order_acquire);
     bool drain_all = stopping || flush_target > flush_handled_;
@@ -713,6 +717,7 @@ void Collector::run() {
     }
     auto now_steady = std::chrono::steady_clock::now();
     submit_if_due(batch, now_steady);
+    previous_pass_ = pass_began;
     if (taken > 0) {
       nudged = false;
       if (!drain_all) std::this_thread::yield();
@@ -725,7 +730,16 @@ void Collector::run() {
       std::this_thread::sleep_for(window_pause_);
       continue;
     }
-    nudged = sleep_while_idle(idle_sleep(std::chrono::steady_clock::now()));
+    auto now_idle = std::chrono::steady_clock::now();
+    auto sleep = idle_sleep(now_idle);
+    // A batch that waits to go out goes when it is due, not a whole sleep
+    // later: a reader following the file sees a quiet service's records
+    // within kSmallBatchDelay of their collection.
+    if (batch->record_count > 0) {
+      auto due = batch_opened_ + (batch->rows_size() < kSmallBatchBytes ? kSmallBatchDelay : schema::kMaxBatchDelay);
+      sleep = std::clamp<std::chrono::steady_clock::duration>(due - now_idle, 1ms, sleep);
+    }
+    nudged = sleep_while_idle(sleep);
   }
 }
 

@@ -157,6 +157,7 @@ class Collector {
   // coder says the site is described too): one look per record.
   std::vector<std::unique_ptr<DeltaSlots>> delta_slots_;
   std::chrono::steady_clock::time_point batch_opened_{};
+  std::chrono::steady_clock::time_point previous_pass_{};
   std::chrono::steady_clock::time_point last_sleep_{};
   std::chrono::steady_clock::time_point fast_until_{};
   bool flight_on_;
