@@ -530,9 +530,11 @@ TEST_CASE("the IO thread looks into rings that fill slowly every few millisecond
   const std::uint64_t sleeps = times_asleep(io_threads.front()) - asleep_before;
   terse::stop();
   // Looking every millisecond, it slept some 600 times; sleeping up to 10 ms
-  // while the ring fills this slowly, some 60.
+  // while the ring fills this slowly, some 60. Under an emulator the count
+  // also holds the waits of the emulator's own locks.
   const auto lasted_ms = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
+  const std::uint64_t at_most_one_in = *program_emulator() == '\0' ? 4 : 2;
   INFO(sleeps << " sleeps in " << lasted_ms << " ms");
-  CHECK(sleeps * 4 < static_cast<std::uint64_t>(lasted_ms));
+  CHECK(sleeps * at_most_one_in < static_cast<std::uint64_t>(lasted_ms));
   require_messages(decode_dir(dir.path()), expected);
 }
