@@ -610,10 +610,12 @@ void Collector::submit_if_due(Batch*& batch, std::chrono::steady_clock::time_poi
   // slept since, and they wait for that sleep and kSmallBatchDelay at most.
   if (batch->record_count > 0 && batch_opened_ == std::chrono::steady_clock::time_point{})
     batch_opened_ = previous_pass_ == std::chrono::steady_clock::time_point{} ? now : previous_pass_;
-  auto age = now - batch_opened_;
-  bool waited_enough = batch->record_count > 0 && (age >= schema::kMaxBatchDelay ||
-                                                   (age >= kSmallBatchDelay && batch->rows_size() < kSmallBatchBytes));
+  bool waited_enough = batch->record_count > 0 && now >= batch_due(*batch);
   if (batch->flush_sequence != 0 || (waited_enough && queue_.free_batch_ready())) submit(batch);
+}
+
+std::chrono::steady_clock::time_point Collector::batch_due(const Batch& batch) const {
+  return batch_opened_ + (batch.rows_size() < kSmallBatchBytes ? kSmallBatchDelay : schema::kMaxBatchDelay);
 }
 
 // How long an idle pass sleeps. Each look into a ring takes the cache lines
@@ -735,10 +737,8 @@ void Collector::run() {
     // A batch that waits to go out goes when it is due, not a whole sleep
     // later: a reader following the file sees a quiet service's records
     // within kSmallBatchDelay of their collection.
-    if (batch->record_count > 0) {
-      auto due = batch_opened_ + (batch->rows_size() < kSmallBatchBytes ? kSmallBatchDelay : schema::kMaxBatchDelay);
-      sleep = std::clamp<std::chrono::steady_clock::duration>(due - now_idle, 1ms, sleep);
-    }
+    if (batch->record_count > 0)
+      sleep = std::clamp<std::chrono::steady_clock::duration>(batch_due(*batch) - now_idle, 1ms, sleep);
     nudged = sleep_while_idle(sleep);
   }
 }

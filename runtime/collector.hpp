@@ -112,6 +112,9 @@ class Collector {
   bool anything_pending() const;
   void submit(Batch*& batch);
   void submit_if_due(Batch*& batch, std::chrono::steady_clock::time_point now);
+  // When the batch being filled goes out: small ones sooner, for a reader
+  // following the file.
+  std::chrono::steady_clock::time_point batch_due(const Batch& batch) const;
   std::chrono::steady_clock::duration idle_sleep(std::chrono::steady_clock::time_point now);
   // True when a producer woke it: its ring is filling.
   bool sleep_while_idle(std::chrono::steady_clock::duration sleep);
