@@ -5,6 +5,7 @@
 // one just after. A wrong rate (the counter's frequency misread, or ticks
 // taken for nanoseconds) puts records milliseconds to seconds outside it.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -81,41 +82,59 @@ TEST_CASE("a record decodes to a time between the wall clock before and after it
 // A thread's first call makes its buffer (a mapping, its first pages, its
 // signal stack), which takes tens to hundreds of microseconds; its record
 // must carry the time the call began, as every later record does, not the
-// time the buffer was ready. Each thread here logs one record and ends.
+// time the buffer was ready. Each thread here logs one record and waits
+// until all have: a thread that ended would leave its buffer as a spare for
+// the next, whose call would then be too short to tell the two apart.
 TEST_CASE("a thread's first record is stamped when its call begins, not once its buffer is made", "[clock]") {
   TempDir dir;
   terse::start(test_config(dir.path()));
   const std::size_t count = static_cast<std::size_t>(scaled(16, 8));
-  std::vector<Call> calls(count);
-  for (std::size_t t = 0; t < count; ++t) {
-    std::thread([&calls, t] {
+  std::vector<Call> calls(count + 1);
+  std::atomic<bool> all_logged{false};
+  std::vector<std::thread> threads;
+  // Thread 0 runs the first-call path once before those that count: the
+  // first run of code costs what has nothing to do with the stamp (symbols
+  // bound, or under an emulator the code translated, milliseconds).
+  for (std::size_t t = 0; t <= count; ++t) {
+    std::atomic<bool> logged{false};
+    threads.emplace_back([&calls, &all_logged, &logged, t] {
       calls[t].before_ns = system_ns();
       TERSE_INFO("first call of thread {}", t);
       calls[t].after_ns = system_ns();
-    }).join();
+      logged.store(true);
+      while (!all_logged.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    // One call at a time, so that no thread waits for a CPU another holds.
+    while (!logged.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  all_logged.store(true);
+  for (std::thread& thread : threads) thread.join();
   terse::stop();
 
   Decoded decoded = decode_dir(dir.path());
   REQUIRE(decoded.intact());
-  REQUIRE(decoded.lines.size() == count);
+  REQUIRE(decoded.lines.size() == count + 1);
   // Stamped when the buffer is ready, a record lies near the end of its
-  // call, which the buffer's making fills: every thread's lies in the last
-  // tenth of it. Stamped at the call, it lies in the first half, unless the
+  // call, which the buffer's making fills. Stamped at the call, it lies in
+  // the first tenth (here within 0.3 µs of a 10-40 µs call), unless the
   // thread lost its CPU before it read the clock (a loaded two-core machine
   // preempted one for 270 µs of a 300 µs call): most threads must show it.
+  // The calibration that maps the record's ticks to wall time is off by
+  // well under a microsecond natively, by a few under an emulator.
   constexpr std::int64_t kSlackNs = 10'000;
-  std::size_t in_first_half = 0;
+  const std::int64_t calibration_slack_ns = *program_emulator() == '\0' ? 2'000 : kSlackNs;
+  std::size_t in_first_tenth = 0;
   for (const Line& line : decoded.lines) {
     std::size_t t = std::stoul(line.message.substr(line.message.rfind(' ') + 1));
-    REQUIRE(t < count);
+    REQUIRE(t <= count);
+    if (t == 0) continue;
     const Call& call = calls[t];
     INFO("thread " << t << ": the call took " << call.after_ns - call.before_ns << " ns, its record is stamped "
                    << line.unix_ns - call.before_ns << " ns after it began");
     CHECK(line.unix_ns >= call.before_ns - kSlackNs);
     CHECK(line.unix_ns <= call.after_ns + kSlackNs);
-    if (line.unix_ns - call.before_ns <= (call.after_ns - call.before_ns) / 2 + kSlackNs) ++in_first_half;
+    if (line.unix_ns - call.before_ns <= (call.after_ns - call.before_ns) / 10 + calibration_slack_ns) ++in_first_tenth;
   }
-  INFO(in_first_half << " of " << count << " records are stamped in the first half of their call");
-  CHECK(in_first_half * 4 >= count * 3);
+  INFO(in_first_tenth << " of " << count << " records are stamped in the first tenth of their call");
+  CHECK(in_first_tenth * 4 >= count * 3);
 }
