@@ -49,9 +49,9 @@ endif()
 
 # ---- the CLI's companions ----------------------------------------------------------
 if(TERSE_CLI)
-  install(FILES ${PROJECT_SOURCE_DIR}/decoder/cli/completions/terse.bash
+  install(FILES ${PROJECT_SOURCE_DIR}/cli/completions/terse.bash
     DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME terse)
-  install(FILES ${PROJECT_SOURCE_DIR}/decoder/cli/lnav/terse_json.json
+  install(FILES ${PROJECT_SOURCE_DIR}/cli/lnav/terse_json.json
     DESTINATION ${CMAKE_INSTALL_DATADIR}/terse/lnav)
 endif()
 

@@ -1,53 +1,100 @@
 #!/usr/bin/env bash
 # The layout rules of the README's "Layout" section, checked on every #include:
 #   schema/    includes nothing of the project's other folders (and no fmt)
-#   include/   the public API: schema/ and itself, never runtime/ or decoder/
-#   runtime/   include/ and schema/, never decoder/
+#   include/   the public API: schema/ and itself, never runtime/ or the reading side
+#   runtime/   include/ and schema/, never the reading side or sinks/
 #   decoder/   schema/ and itself, never include/ or runtime/
-#   sinks/     all four (the console renders with the decoder); nothing but
-#              the library's own objects includes sinks/
-# and, for ports: in runtime/, sinks/ and include/ only runtime/platform_<os>.cpp
-# includes the Linux-only headers behind runtime/platform.hpp.
+#   reader/    decoder/, schema/ and itself
+#   cli/       the public headers of the reader (<terse/reader.hpp>) and of
+#              the decoder (<terse/decoder.hpp>), schema/ and itself: never
+#              the inside of either
+#   sinks/     include/, runtime/, schema/ and decoder/ (the console renders
+#              with the decoder); nothing but the library's own objects
+#              includes sinks/
+# so that reading is three rooms, decoder < reader < cli, and for ports: in
+# runtime/, sinks/ and include/ only runtime/platform_<os>.cpp includes the
+# Linux-only headers behind runtime/platform.hpp.
 # A header named <terse/X.hpp> is looked up in include/terse, schema/terse,
-# decoder/terse and decoder/include/terse (the reader's public header); a
-# quoted header next to the including file, else from the source root
-# ("runtime/view.hpp").
+# decoder/terse and reader/terse (each room's public headers); a quoted
+# header next to the including file, else from the source root
+# ("runtime/view.hpp"), else in a room's folder (its include root).
 # Usage: check_layout.sh SOURCE_DIR
+#        check_layout.sh --self-test SOURCE_DIR   (each rule, broken on purpose
+#                                                  in a copy, must be caught)
 set -euo pipefail
+
+if [[ ${1:-} == --self-test ]]; then
+  source_dir=$(realpath "${2:?usage: check_layout.sh --self-test SOURCE_DIR}")
+  self=$(realpath "$0")
+  copy=$(mktemp -d)
+  trap 'rm -rf "$copy"' EXIT
+  # A violation per rule of the reading side, plus one the old rules caught.
+  violations=(
+    'cli/main.cpp|#include "source.hpp"'
+    'cli/main.cpp|#include "structured.hpp"'
+    'cli/main.cpp|#include "runtime/internal.hpp"'
+    'reader/select.cpp|#include "filters.hpp"'
+    'decoder/render.cpp|#include <terse/reader.hpp>'
+    'decoder/render.cpp|#include "cursor.hpp"'
+    'runtime/logger.cpp|#include <terse/decoder.hpp>'
+  )
+  bash "$self" "$source_dir" >/dev/null || { echo "self-test: the tree itself breaks the rules" >&2; exit 1; }
+  missed=0
+  for violation in "${violations[@]}"; do
+    file=${violation%%|*} line=${violation#*|}
+    rm -rf "${copy:?}"/*
+    for folder in schema include runtime decoder reader cli sinks; do cp -r "$source_dir/$folder" "$copy/"; done
+    printf '%s\n' "$line" >>"$copy/$file"
+    if bash "$self" "$copy" >/dev/null 2>&1; then
+      echo "self-test: $file with '$line' passed the check" >&2
+      missed=$((missed + 1))
+    fi
+  done
+  ((missed == 0)) || exit 1
+  echo "layout self-test: all ${#violations[@]} deliberate violations caught"
+  exit 0
+fi
+
 root=${1:?usage: check_layout.sh SOURCE_DIR}
 cd "$root"
 failures=0
 
-# Which folder a header written as <terse/...> or "..." comes from.
+# Where a header written as <terse/...> or "..." comes from: its folder, then
+# "public" when it is one of that folder's <terse/...> headers.
 owner_of() {
   local including=$1 spelled=$2 quoted=$3
+  local resolved=""
   if [[ $quoted == yes && -f $(dirname "$including")/$spelled ]]; then
-    local resolved
     resolved=$(realpath -m --relative-to=. "$(dirname "$including")/$spelled")
-    echo "${resolved%%/*}"
+  elif [[ $quoted == yes && -f $spelled ]]; then
+    resolved=$spelled
+  else
+    for folder in include schema decoder reader cli; do
+      [[ -f $folder/$spelled ]] && { resolved=$folder/$spelled; break; }
+    done
+  fi
+  if [[ -z $resolved ]]; then
+    case $spelled in
+      fmt/*) echo "fmt public" ;;
+      *) echo "external public" ;;
+    esac
     return
   fi
-  if [[ $quoted == yes && -f $spelled ]]; then
-    echo "${spelled%%/*}"
-    return
-  fi
-  for folder in include schema decoder decoder/include; do
-    [[ -f $folder/$spelled ]] && { echo "${folder%%/*}"; return; }
-  done
-  case $spelled in
-    fmt/*) echo fmt ;;
-    *) echo external ;;
-  esac
+  local folder=${resolved%%/*} rest=${resolved#*/}
+  if [[ $rest == terse/* ]]; then echo "$folder public"; else echo "$folder private"; fi
 }
 
 allowed() {
-  local from=$1 to=$2
+  local from=$1 to=$2 kind=$3
   case $from in
     schema) [[ $to == schema || $to == external ]] ;;
     include) [[ $to == include || $to == schema || $to == fmt || $to == external ]] ;;
-    runtime) [[ $to != decoder && $to != sinks ]] ;;
+    runtime) [[ $to == include || $to == runtime || $to == schema || $to == fmt || $to == external ]] ;;
     decoder) [[ $to == decoder || $to == schema || $to == fmt || $to == external ]] ;;
-    sinks) true ;;
+    reader) [[ $to == reader || $to == decoder || $to == schema || $to == fmt || $to == external ]] ;;
+    cli) [[ $to == cli || $to == schema || $to == fmt || $to == external ||
+      (($to == reader || $to == decoder) && $kind == public) ]] ;;
+    sinks) [[ $to != reader && $to != cli ]] ;;
     *) [[ $to != sinks ]] ;;
   esac
 }
@@ -62,18 +109,19 @@ while IFS= read -r file; do
     else
       continue
     fi
-    if [[ $quoted == no && $from != schema && $from != decoder && $file != runtime/platform_*.cpp &&
+    if [[ $quoted == no && $from != schema && $from != decoder && $from != reader && $from != cli &&
+      $file != runtime/platform_*.cpp &&
       $spelled =~ ^(linux/.*|sys/syscall\.h|sys/mman\.h|sys/prctl\.h|sched\.h)$ ]]; then
       echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp may (runtime/platform.hpp)" >&2
       failures=$((failures + 1))
     fi
-    to=$(owner_of "$file" "$spelled" "$quoted")
-    if ! allowed "$from" "$to"; then
-      echo "$file: includes $spelled from $to/, which $from/ may not include" >&2
+    read -r to kind < <(owner_of "$file" "$spelled" "$quoted")
+    if ! allowed "$from" "$to" "$kind"; then
+      echo "$file: includes $spelled ($kind, from $to/), which $from/ may not include" >&2
       failures=$((failures + 1))
     fi
   done < <(grep -E '^[[:space:]]*#[[:space:]]*include' "$file" || true)
-done < <(find schema include runtime decoder sinks -name '*.hpp' -o -name '*.cpp' -o -name '*.h' | sort)
+done < <(find schema include runtime decoder reader cli sinks -name '*.hpp' -o -name '*.cpp' -o -name '*.h' | sort)
 
 if ((failures)); then
   echo "$failures include(s) break the layout rules (README, Layout)" >&2

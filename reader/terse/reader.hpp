@@ -27,6 +27,7 @@
 #include <functional>
 #include <istream>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -391,5 +392,42 @@ class Reader {
 
 // The CPUs this process may run on: a fitting number of workers for decode_parallel.
 unsigned available_cpus();
+
+// Paths as a list of files, each directory replaced by its .tlog files
+// oldest first, for a program that reads each file on its own (as `terse
+// verify` and `terse stats` do). A directory that cannot be listed is said
+// on stderr and clears `ok`.
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths, bool& ok);
+
+// Following: the wait between two rounds of reading (Reader::poll), which
+// ends as soon as something that may hold new records changes. Watches
+// directories (inotify on Linux): a followed file that grows, a file created
+// in or renamed into one (a roll, a new writer) ends the wait at once, so a
+// record is read within a few milliseconds of its write rather than at the
+// next poll. Where inotify is missing or runs out of watches the wait is a
+// plain sleep of the timeout, and following works by polling.
+class ChangeWaiter {
+ public:
+  ChangeWaiter();
+  ~ChangeWaiter();
+  ChangeWaiter(const ChangeWaiter&) = delete;
+  ChangeWaiter& operator=(const ChangeWaiter&) = delete;
+
+  // From now on; a directory that does not exist yet is tried again at each
+  // wait (until it exists only the timeout ends the wait for it).
+  void watch_directory(const std::string& dir);
+  // True when a change ended it, false after `timeout`.
+  bool wait(std::chrono::milliseconds timeout);
+  // Whether changes end waits (false: every wait is a sleep).
+  bool watching() const { return fd_ >= 0 && !watched_.empty(); }
+
+ private:
+  void add(const std::string& dir);
+  void give_up();
+
+  int fd_ = -1;
+  std::set<std::string> watched_;
+  std::vector<std::string> missing_;
+};
 
 }  // namespace terse::reader

@@ -13,6 +13,7 @@
 #include <terse/crc.hpp>
 #include <terse/file_name.hpp>
 #include <terse/frame.hpp>
+#include <terse/reader.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -113,27 +114,6 @@ std::optional<std::string> WriterCache::of(const std::string& path) {
   return writer;
 }
 
-std::vector<std::string> expand_paths(const std::vector<std::string>& paths, bool& ok) {
-  std::vector<std::string> files;
-  for (const auto& path : paths) {
-    std::error_code ec;
-    if (path == "-" || !fs::is_directory(path, ec)) {
-      files.push_back(path);
-      continue;
-    }
-    std::vector<fs::path> found;
-    for (const auto& entry : fs::directory_iterator(path, ec))
-      if (entry.path().extension() == ".tlog") found.push_back(entry.path());
-    if (ec) {
-      std::fprintf(stderr, "terse: %s: %s\n", path.c_str(), ec.message().c_str());
-      ok = false;
-    }
-    std::sort(found.begin(), found.end(), log_file_less);
-    for (const auto& f : found) files.push_back(f.string());
-  }
-  return files;
-}
-
 std::uint32_t fnv1a32(std::string_view bytes) {
   std::uint32_t hash = 2166136261u;
   for (unsigned char c : bytes) hash = (hash ^ c) * 16777619u;
@@ -153,3 +133,30 @@ std::int64_t wall_clock_ns() {
 }
 
 }  // namespace terse::input
+
+namespace terse::reader {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths, bool& ok) {
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (path == "-" || !fs::is_directory(path, ec)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(path, ec))
+      if (entry.path().extension() == ".tlog") found.push_back(entry.path());
+    if (ec) {
+      std::fprintf(stderr, "terse: %s: %s\n", path.c_str(), ec.message().c_str());
+      ok = false;
+    }
+    std::sort(found.begin(), found.end(), input::log_file_less);
+    for (const auto& f : found) files.push_back(f.string());
+  }
+  return files;
+}
+
+}  // namespace terse::reader

@@ -18,7 +18,6 @@
 
 #include <terse/reader.hpp>
 
-#include "changes.hpp"
 #include "commands.hpp"
 #include "filters.hpp"
 #include "mask.hpp"
@@ -259,7 +258,7 @@ class CatRun {
   ProblemReporter problems_;
   Printer printer_;
   std::optional<reader::Reader> reader_;
-  input::ChangeWaiter changes_;
+  reader::ChangeWaiter changes_;
   std::optional<int> halt_;
   unsigned threads_ = decoding_threads(o_.threads);
 };

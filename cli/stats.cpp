@@ -22,7 +22,6 @@
 #include <terse/schema.hpp>
 
 #include "commands.hpp"
-#include "log_files.hpp"
 #include "output.hpp"
 
 namespace terse::cli {
@@ -425,7 +424,7 @@ int run_stats(const StatsOptions& o) {
   bool ok = true;
   Totals t;
   ProblemReporter problems("terse", TornTails::count_silently);
-  for (const auto& path : input::expand_paths(o.paths, ok))
+  for (const auto& path : reader::expand_paths(o.paths, ok))
     if (!add_path(t, path, problems, decoding_threads(o.threads))) ok = false;
   t.torn_tails = problems.torn_tails();
   std::string out;

@@ -54,11 +54,6 @@ class WriterCache {
   std::map<std::string, std::string> known_;
 };
 
-// Paths as a list of files, each directory replaced by its .tlog files
-// oldest first (for commands that read each file on its own). A directory
-// that cannot be listed is said on stderr and clears `ok`.
-std::vector<std::string> expand_paths(const std::vector<std::string>& paths, bool& ok);
-
 std::uint32_t fnv1a32(std::string_view bytes);
 
 // The same directory however it was written: "logs", "./logs/", "/srv/logs".

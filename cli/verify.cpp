@@ -10,7 +10,6 @@
 #include <terse/reader.hpp>
 
 #include "commands.hpp"
-#include "log_files.hpp"
 #include "output.hpp"
 
 namespace terse::cli {
@@ -76,7 +75,7 @@ CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o) {
 int run_verify(const VerifyOptions& o) {
   bool ok = true;
   ProblemReporter problems("terse", TornTails::report);
-  for (const auto& path : input::expand_paths(o.paths, ok))
+  for (const auto& path : reader::expand_paths(o.paths, ok))
     if (!verify_file(path, problems.reporter(), decoding_threads(o.threads))) ok = false;
   std::fflush(stdout);
   return ok ? kExitOk : kExitDamage;

@@ -2,7 +2,7 @@
 # options that take one of a few words, and .tlog files and directories for
 # the inputs. It needs nothing but bash itself (not the bash-completion
 # package), so that sourcing this file is enough.
-# The lists follow decoder/cli/*.cpp; tests/package/completion_test.sh
+# The lists follow cli/*.cpp; tests/package/completion_test.sh
 # checks them against `terse COMMAND --help`.
 
 # The options of COMMAND (empty: before the command), those taking a value

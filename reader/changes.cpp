@@ -1,4 +1,4 @@
-#include "changes.hpp"
+#include <terse/reader.hpp>
 
 #include <poll.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <thread>
 
-namespace terse::input {
+namespace terse::reader {
 
 #if defined(__linux__)
 // What may mean new records: data written to a file of the directory, a file
@@ -78,4 +78,4 @@ bool ChangeWaiter::wait(std::chrono::milliseconds timeout) {
   return true;
 }
 
-}  // namespace terse::input
+}  // namespace terse::reader

@@ -20,7 +20,6 @@
 
 #include <terse/reader.hpp>
 
-#include "changes.hpp"
 #include "commands.hpp"
 #include "cursor_file.hpp"
 #include "filters.hpp"
@@ -148,7 +147,7 @@ class Shipper {
   Producer producer_;
   ProblemReporter problems_;
   std::optional<reader::Reader> reader_;
-  input::ChangeWaiter changes_;
+  reader::ChangeWaiter changes_;
   std::optional<Printer> printer_;
   std::optional<reader::Formatter> cut_formatter_;
   std::optional<CursorSaver> saver_;
