@@ -577,8 +577,7 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
     append_time(first, record.dropped_first_ns, zone);
     append_time(last, record.dropped_last_ns, zone);
     fmt::format_to(std::back_inserter(out), "{} record{} dropped on thread {} between {} and {}", record.dropped_count,
-                   record.dropped_count == 1 ? "" : "s",
-                   record.thread->os_tid ? record.thread->os_tid : record.thread->index, first, last);
+                   record.dropped_count == 1 ? "" : "s", record.thread->shown_id(), first, last);
     return true;
   }
   const Site& site = *record.site;
@@ -974,7 +973,7 @@ bool LinePattern::append_plain_line(std::string& out, const Record& record, cons
         break;
       }
       case Field::thread:
-        to = put_decimal(to, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+        to = put_decimal(to, record.thread->shown_id());
         break;
       case Field::file:
         to = put(to, site.file);
@@ -1045,10 +1044,10 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         break;
       }
       case Field::thread:
-        put(piece, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+        put(piece, record.thread->shown_id());
         break;
       case Field::file: {
-        std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
+        std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName);
         if (piece.text.empty()) {
           line += file;
         } else {
@@ -1207,7 +1206,7 @@ bool append_plain_json_record(std::string& out, const Record& record, const Time
   to = put(to, "\",\"level\":\"", 11);
   to = put(to, level_name(site.level), std::strlen(level_name(site.level)));
   to = put(to, "\",\"thread\":", 11);
-  to = put_decimal(to, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+  to = put_decimal(to, record.thread->shown_id());
   to = put(to, ",\"file\":", 8);
   to = put_json_string(to, site.file);
   to = put(to, ",\"line\":", 8);
@@ -1254,9 +1253,9 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
   out += "\",\"level\":\"";
   out += is_log ? level_name(record.site->level) : "warn";
   out += "\",\"thread\":";
-  append_integer(out, record.thread->os_tid ? record.thread->os_tid : record.thread->index);
+  append_integer(out, record.thread->shown_id());
   out += ",\"file\":";
-  append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view("terse"));
+  append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName));
   out += ",\"line\":";
   append_integer(out, is_log ? record.site->line : 0u);
   out += ",\"message\":";

@@ -10,6 +10,8 @@
 
 namespace terse::reader {
 
+const char* default_pattern() { return decoder::kDefaultPattern; }
+
 struct Formatter::Impl {
   FormatOptions options;
   std::optional<decoder::LinePattern> pattern;  // none: JSON

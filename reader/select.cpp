@@ -35,7 +35,7 @@ bool thread_matches(const decoder::Thread& thread, const std::string& text) {
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }) &&
       text.size() <= 19) {
     std::uint64_t id = std::stoull(text);
-    return thread.os_tid ? thread.os_tid == id : thread.index == id;
+    return thread.shown_id() == id;
   }
   return !thread.name.empty() && thread.name == text;
 }

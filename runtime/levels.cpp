@@ -239,7 +239,7 @@ constexpr auto kNoticeTags = NoticeSignature::tags("{}");
 template <Level L>
 std::uint32_t notice_site() noexcept {
   static constinit Site site{"{}",
-                             "terse",
+                             schema::kOwnFileName,
                              0,
                              static_cast<std::uint8_t>(L),
                              static_cast<std::uint8_t>(NoticeSignature::size),

@@ -27,7 +27,7 @@ struct Stats;
 namespace terse::detail {
 
 // A batch's records payload: grows without zero-filling, so the collector
-// writes records in place, into pages mapped in advance (memory.hpp).
+// writes records in place, into pages mapped in advance (map_populated(), platform.hpp).
 class ByteBuffer {
  public:
   ByteBuffer() = default;

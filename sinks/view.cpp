@@ -243,7 +243,7 @@ View::Impl::Impl(const Config& config)
     output = std::make_unique<sinks::ConsoleOutput>(config.console_fd);
   }
   notice_site.level = kWarn;
-  notice_site.file = "terse";
+  notice_site.file = schema::kOwnFileName;
   notice_site.format = console_notice_format();
   notice_site.tags = {static_cast<std::uint8_t>(schema::TypeTag::u64)};
   notice_site.check = decoder::check_format(notice_site.format, notice_site.tags);
@@ -455,9 +455,9 @@ void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
   r.level = static_cast<Level>(level);
   r.flight = record.flight;
   r.time_ns = record.unix_ns;
-  r.thread = record.thread->os_tid ? record.thread->os_tid : record.thread->index;
+  r.thread = record.thread->shown_id();
   r.thread_name = record.thread->name;
-  r.file = is_log ? std::string_view(record.site->file) : std::string_view("terse");
+  r.file = is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName);
   r.line = is_log ? record.site->line : 0;
   r.format = is_log ? std::string_view(record.site->format) : std::string_view();
   r.message = message_text;

@@ -142,6 +142,10 @@ struct Thread {
   std::uint64_t os_tid = 0;
   std::string name;
   bool selected = true;  // as for Site::selected
+
+  // The id lines and JSON show, and --thread matches: the OS's thread id,
+  // or where the platform gave none the writer's own index.
+  std::uint64_t shown_id() const { return os_tid != 0 ? os_tid : index; }
 };
 
 struct Arg {

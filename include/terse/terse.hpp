@@ -710,7 +710,7 @@ struct [[gnu::visibility("hidden")]] ContextSite {
   static constexpr auto tags = Signature::tags(schema::kContextFormat);
   static_assert(schema::kContextFormat == "{}={}");
   static constinit inline Site site{"{}={}",
-                                    "terse",
+                                    schema::kOwnFileName,
                                     0,
                                     static_cast<std::uint8_t>(Level::info),
                                     static_cast<std::uint8_t>(Signature::size),

@@ -202,13 +202,16 @@ class Record {
   const detail::RecordData* data_ = nullptr;
 };
 
+// `terse cat`'s line pattern: "{time} {level} [{thread}] {file}:{line} {message}".
+const char* default_pattern();
+
 // How a Formatter prints records: the text lines and JSON lines of
 // `terse cat`, for a program that shows records as it does.
 struct FormatOptions {
   // A text line: {time} {level} {thread} {file} {line} {message} {context},
   // each with an fmt spec if wanted ({level:<8}); context fields the pattern
   // does not place follow the message (" {request_id=42}").
-  std::string pattern = "{time} {level} [{thread}] {file}:{line} {message}";
+  std::string pattern = default_pattern();
   // One JSON object per record instead, as Record::json() writes it.
   bool json = false;
   // Times (in lines, in JSON, and time points inside messages) in UTC

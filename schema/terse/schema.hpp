@@ -83,6 +83,9 @@ inline constexpr std::uint64_t kSiteFlagLimited = 1;  // its records start with 
 inline constexpr std::uint64_t kSiteFlagContext = 2;  // 1.5: a context's key and value, named by context_push
 // FORMAT.md §7.3 (1.5): the format of every context site.
 inline constexpr std::string_view kContextFormat = "{}={}";
+// The file of the records terse writes itself (context sites, notices, drop
+// reports): no source file, so readers show this name where one would be.
+inline constexpr char kOwnFileName[] = "terse";
 
 // FORMAT.md §3.1 (1.3): where a calibration frame carries its frame number.
 inline constexpr std::size_t kCalibrationFrameNumberOffset = 24;

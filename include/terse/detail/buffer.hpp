@@ -49,7 +49,7 @@ struct ThreadBuffer {
   // end of the room it last saw, or sooner, where the ring passes a quarter
   // full and a sleeping IO thread should be told (set by look_for_room()).
   // The IO thread sets it to 0 to send the next call to look_for_room()
-  // before it gives the ring's pages back (give_back_quiet_buffers()).
+  // before it gives the ring's pages back (give_back_rings()).
   std::atomic<std::uint64_t> look_again_at{0};
   char* data = nullptr;
   std::uint64_t capacity = 0;  // power of two
