@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -24,13 +25,10 @@
 
 namespace terse::decoder {
 
-StreamDecoder::StreamDecoder(std::string source, Reporter reporter) : state_(std::make_unique<State>()) {
-  state_->source = std::move(source);
-  state_->reporter = std::move(reporter);
-  state_->dctx = ZSTD_createDCtx();
-}
+StreamDecoder::StreamDecoder(std::string source, Reporter reporter)
+    : state_(std::make_unique<State>(std::move(source), std::move(reporter))) {}
 
-StreamDecoder::~StreamDecoder() { ZSTD_freeDCtx(state_->dctx); }
+StreamDecoder::~StreamDecoder() = default;
 
 namespace {
 
@@ -254,8 +252,11 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
     out = frame.payload;
     return true;
   }
+  if (!decompressor) decompressor.reset(ZSTD_createDCtx());
+  if (!decompressor) throw std::bad_alloc();
   raw.resize(frame.raw_size);
-  std::size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), frame.payload.data(), frame.payload.size());
+  std::size_t n =
+      ZSTD_decompressDCtx(decompressor.get(), raw.data(), raw.size(), frame.payload.data(), frame.payload.size());
   if (ZSTD_isError(n) || n != frame.raw_size) {
     ++lost_payloads;
     damage(frame.offset, std::string("frame does not decompress: ") +
@@ -848,19 +849,11 @@ void StreamDecoder::set_filter(Filter filter) {
 }
 
 void StreamDecoder::start_fd(int fd) {
-  State& s = *state_;
-  s.summary = Summary{};
-  s.in_records = false;
-  s.reader = std::make_unique<FrameReader>(fd, std::string_view{}, s.source, s.reporter, s.summary);
-  s.reader->set_live(s.live);
+  state_->read_from(fd, {});
+  state_->reader->set_live(state_->live);
 }
 
-void StreamDecoder::start_bytes(std::string_view bytes) {
-  State& s = *state_;
-  s.summary = Summary{};
-  s.in_records = false;
-  s.reader = std::make_unique<FrameReader>(-1, bytes, s.source, s.reporter, s.summary);
-}
+void StreamDecoder::start_bytes(std::string_view bytes) { state_->read_from(-1, bytes); }
 
 void StreamDecoder::start_feed() {
   start_bytes({});

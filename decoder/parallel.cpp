@@ -71,28 +71,22 @@ constexpr std::size_t kProblemsPerSlot = 64;
 
 struct ParallelDecoder::Run final : detail::FrameHandoff {
   Run(const ParallelDecoder& owner, int fd, std::string_view bytes, const RendererFactory& make_renderer)
-      : owner_(owner), in_flight_limit_(owner.workers_ + 2) {
-    reader_.source = owner.source_;
-    reader_.reporter = [this](const Problem& p) { reader_problem(p); };
-    reader_.dctx = ZSTD_createDCtx();
+      : owner_(owner),
+        in_flight_limit_(owner.workers_ + 2),
+        reader_(owner.source_, [this](const Problem& p) { reader_problem(p); }) {
     reader_.handoff = this;
-    reader_.reader = std::make_unique<FrameReader>(fd, bytes, reader_.source, reader_.reporter, reader_.summary);
+    reader_.read_from(fd, bytes);
     open_ = std::make_shared<Slot>();
     for (unsigned i = 0; i < owner.workers_; ++i) {
       Worker& w = *workers_.emplace_back(std::make_unique<Worker>());
       w.render = make_renderer();
-      w.state = std::make_unique<StreamDecoder::State>();
-      StreamDecoder::State& s = *w.state;
-      s.source = owner.source_;
-      s.filter = owner.filter_;
-      s.reporter = [&w](const Problem& p) {
+      auto report = [&w](const Problem& p) {
         if (w.slot) w.slot->problems.push_back(LateProblem{p, w.slot->text.size(), w.state->reporting_site});
       };
-      s.reader = std::make_unique<FrameReader>(-1, std::string_view{}, s.source, s.reporter, s.summary);
+      w.state = std::make_unique<StreamDecoder::State>(owner.source_, report, owner.filter_);
+      w.state->read_from(-1, {});
     }
   }
-
-  ~Run() { ZSTD_freeDCtx(reader_.dctx); }
 
   Summary run(const ChunkWriter& write) {
     std::thread reading([this] { read_all(); });

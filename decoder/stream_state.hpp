@@ -76,6 +76,21 @@ class FrameHandoff {
 }  // namespace detail
 
 struct StreamDecoder::State {
+  // The one way a State is made, for a StreamDecoder and for each thread of
+  // a ParallelDecoder: `source` names the stream in problems.
+  State(std::string source_name, Reporter problem_reporter, Filter initial_filter = {})
+      : source(std::move(source_name)), reporter(std::move(problem_reporter)), filter(std::move(initial_filter)) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  // Reading starts again, from `fd` or else from `bytes` (neither: frames
+  // are pushed, or, for a worker of parallel decoding, handed on).
+  void read_from(int fd, std::string_view bytes) {
+    summary = Summary{};
+    in_records = false;
+    reader = std::make_unique<FrameReader>(fd, bytes, source, reporter, summary);
+  }
+
   std::string source;
   Reporter reporter;
   Filter filter;
@@ -94,7 +109,12 @@ struct StreamDecoder::State {
   std::vector<Arg> arg_values;
   std::vector<std::string> marked_texts;  // cut strings with their mark, by argument
   std::string raw;                        // decompressed payload
-  ZSTD_DCtx* dctx = nullptr;
+  // Made at the first compressed payload: a worker of parallel decoding,
+  // handed payloads already decompressed, never makes one.
+  struct FreeDecompressor {
+    void operator()(ZSTD_DCtx* dctx) const { ZSTD_freeDCtx(dctx); }
+  };
+  std::unique_ptr<ZSTD_DCtx, FreeDecompressor> decompressor;
 
   // The pull side: the frame reader and the records frame being walked.
   Summary summary;
