@@ -4,8 +4,9 @@
 #include <new>
 #include <thread>
 
+#include "buffers.hpp"
 #include "fallback.hpp"
-#include "internal.hpp"
+#include "lifecycle.hpp"
 
 #if TERSE_CLOCK_TSC
 #include <immintrin.h>

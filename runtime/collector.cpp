@@ -9,9 +9,10 @@
 #include <terse/dictionary.hpp>
 #include <terse/timing.hpp>
 
-#include "internal.hpp"
+#include "buffers.hpp"
 #include "interning.hpp"
 #include "levels.hpp"
+#include "pipeline.hpp"
 #include "platform.hpp"
 #include "registry.hpp"
 

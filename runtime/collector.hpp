@@ -17,10 +17,11 @@
 
 #include <terse/delta.hpp>
 #include <terse/terse.hpp>
+#include <terse/wire.hpp>
 
+#include "buffers.hpp"
 #include "clock.hpp"
 #include "flight.hpp"
-#include "internal.hpp"
 #include "pipeline.hpp"
 
 namespace terse::detail {

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "internal.hpp"
+#include "signals.hpp"
 
 namespace terse::detail {
 namespace {

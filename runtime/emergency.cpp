@@ -10,7 +10,7 @@
 #include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
 
-#include "internal.hpp"
+#include "buffers.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {

@@ -10,7 +10,9 @@
 
 #include <terse/schema.hpp>
 
+#include "buffers.hpp"
 #include "emergency.hpp"
+#include "record_text.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {

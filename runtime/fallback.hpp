@@ -4,33 +4,11 @@
 // prints them, by the thread that logged them while it logs.
 #pragma once
 
-#include <memory>
-#include <string>
-
 #include <terse/terse.hpp>
 
 #include "clock.hpp"
-#include "internal.hpp"
 
 namespace terse::detail {
-
-// Renders ring records as `terse cat`'s default lines. Defined in sinks/,
-// as it renders with the decoder library.
-class RecordText {
- public:
-  explicit RecordText(const Calibration& calibration);
-  ~RecordText();
-  RecordText(const RecordText&) = delete;
-  RecordText& operator=(const RecordText&) = delete;
-
-  // Appends the lines a record of `thread`'s ring makes (none for most
-  // control records) to `out`.
-  void append(const ThreadBuffer& thread, const RingRecordHeader& header, const char* args, std::string& out);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 // stop(), once the IO threads are gone: from now on each call at `level`
 // and above is printed by its thread before it returns (the buffers go to

@@ -11,9 +11,10 @@
 
 #include <terse/crc.hpp>
 #include <terse/frame.hpp>
+#include <terse/terse.hpp>
 #include <terse/wire.hpp>
 
-#include "internal.hpp"
+#include "pipeline.hpp"
 #include "platform.hpp"
 #include "registry.hpp"
 

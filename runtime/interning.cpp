@@ -7,7 +7,6 @@
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
-#include "internal.hpp"
 #include "pipeline.hpp"
 #include "registry.hpp"
 

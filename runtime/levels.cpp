@@ -9,9 +9,11 @@
 #include <cstring>
 #include <utility>
 
+#include "buffers.hpp"
 #include "environment.hpp"
-#include "internal.hpp"
+#include "lifecycle.hpp"
 #include "placement.hpp"
+#include "signals.hpp"
 
 namespace terse::detail {
 namespace {

@@ -18,15 +18,18 @@
 
 #include <terse/crc.hpp>
 
+#include "buffers.hpp"
 #include "clock.hpp"
 #include "collector.hpp"
 #include "emergency.hpp"
 #include "environment.hpp"
 #include "fallback.hpp"
-#include "internal.hpp"
 #include "levels.hpp"
+#include "lifecycle.hpp"
 #include "pipeline.hpp"
 #include "placement.hpp"
+#include "private_values.hpp"
+#include "signals.hpp"
 #include "view.hpp"
 #include "writer.hpp"
 

@@ -5,8 +5,9 @@
 #include <new>
 
 #include <terse/terse.hpp>
+#include <terse/wire.hpp>
 
-#include "internal.hpp"
+#include "buffers.hpp"
 
 namespace terse::detail {
 namespace {

@@ -26,6 +26,22 @@ struct Stats;
 
 namespace terse::detail {
 
+// A rate-limited site's record starts with its suppressed count (FORMAT.md
+// §7), which is not an argument: the bytes of that varint, or all of `args`
+// when it does not end within them.
+inline std::size_t suppressed_count_size(std::string_view args) {
+  std::size_t size = 0;
+  while (size < args.size() && (static_cast<unsigned char>(args[size]) & 0x80) != 0) ++size;
+  return size < args.size() ? size + 1 : size;
+}
+
+// Gives a working buffer its capacity and touches its pages now, on an IO
+// thread as it starts, rather than in the middle of the first busy batches.
+inline void prefault(std::string& buffer, std::size_t bytes) {
+  buffer.resize(bytes);
+  buffer.clear();
+}
+
 // A batch's records payload: grows without zero-filling, so the collector
 // writes records in place, into pages mapped in advance (map_populated(), platform.hpp).
 class ByteBuffer {

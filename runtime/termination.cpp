@@ -12,7 +12,7 @@
 
 #include <atomic>
 
-#include "internal.hpp"
+#include "signals.hpp"
 
 namespace terse::detail {
 namespace {

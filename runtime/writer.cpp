@@ -13,8 +13,8 @@
 #include <terse/dictionary.hpp>
 #include <terse/wire.hpp>
 
-#include "internal.hpp"
 #include "levels.hpp"
+#include "pipeline.hpp"
 #include "registry.hpp"
 
 namespace terse::detail {

@@ -1,5 +1,5 @@
 // Ring records rendered in the process that logged them, for stderr when no
-// logger runs (runtime/fallback.hpp): each is fed to the decoder library as
+// logger runs (runtime/record_text.hpp, for fallback.cpp): each is fed to the decoder library as
 // a records payload of its own, whose argument bytes are then already
 // their encoding (FORMAT.md §7.1), as the crash path writes them.
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <terse/dictionary.hpp>
 #include <terse/wire.hpp>
 
-#include "runtime/fallback.hpp"
+#include "runtime/record_text.hpp"
 #include "runtime/registry.hpp"
 
 namespace terse::detail {

@@ -26,7 +26,6 @@
 #include <terse/wire.hpp>
 
 #include "runtime/clock.hpp"
-#include "runtime/internal.hpp"
 #include "runtime/pipeline.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/platform.hpp"

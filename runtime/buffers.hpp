@@ -1,21 +1,17 @@
-// Shared between the runtime's translation units; never included by users.
+// The per-thread rings as the runtime's threads share them (buffers.cpp):
+// the registry of buffers, the settings their slow paths read, and what the
+// IO thread does to them (drain, wake, prepare pages, give pages back).
 #pragma once
-
-#include <signal.h>
-#include <time.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <string>
 #include <string_view>
 #include <vector>
 
 #include <terse/terse.hpp>
-#include <terse/wire.hpp>
 
-#include "clock.hpp"
 #include "platform.hpp"
 
 namespace terse::detail {
@@ -117,13 +113,6 @@ void for_each_ring_record(const ThreadBuffer& b, std::uint64_t from, std::uint64
 // or not at all (a full buffer under Overflow::drop counts it as a drop).
 void write_control(std::string_view args) noexcept;
 
-// Gives a working buffer its capacity and touches its pages now, on an IO
-// thread as it starts, rather than in the middle of the first busy batches.
-inline void prefault(std::string& buffer, std::size_t bytes) {
-  buffer.resize(bytes);
-  buffer.clear();
-}
-
 // Wakes the IO thread early: for a request (flush, stop), always.
 void wake_io_thread() noexcept;
 // For a ring filling up: only when the IO thread sleeps, and then only the
@@ -143,69 +132,8 @@ inline void room_freed(ThreadBuffer& buffer, std::uint64_t consumed) noexcept {
   }
 }
 
-// A rate-limited site's record starts with its suppressed count (FORMAT.md
-// §7), which is not an argument: the bytes of that varint, or all of `args`
-// when it does not end within them.
-inline std::size_t suppressed_count_size(std::string_view args) {
-  std::size_t size = 0;
-  while (size < args.size() && (static_cast<unsigned char>(args[size]) & 0x80) != 0) ++size;
-  return size < args.size() ? size + 1 : size;
-}
-
-// Private values (runtime/structured.cpp): the key of PrivateValues::hash.
-void set_private_key(std::string_view key) noexcept;
-bool has_private_key() noexcept;
-std::uint64_t siphash24_for_tests(std::uint64_t k0, std::uint64_t k1, const void* data, std::size_t size) noexcept;
-
 // The calling thread has run its thread_local destructors (it is ending;
 // the main thread, in exit's handlers and the static destructors).
 bool thread_locals_gone() noexcept;
-
-// The exit and fork handlers (logger.cpp): by start(), and by a thread's
-// first call before it, whose record is printed at exit if start() never runs.
-void register_process_hooks() noexcept;
-
-// A child of fork() whose parent logged with Config::log_after_fork: its
-// first call starts a logger with the parent's Config (logger.cpp), from
-// settle_gate, where every site's first call goes in the child.
-bool child_start_pending() noexcept;
-void start_in_forked_child() noexcept;
-// terse::stop() with the lifecycle's lock held (logger.cpp).
-void stop_under_lock();
-
-// Crash flush (runtime/crash.cpp). flush_for_crash() is async-signal-safe:
-// it asks the IO threads to write everything and waits a bounded time.
-void install_crash_handlers() noexcept;
-void uninstall_crash_handlers() noexcept;
-void flush_for_crash() noexcept;
-
-// Sleeps in 1 ms steps while `keep_waiting()` holds, `limit_ms` at most.
-// Async-signal-safe (nanosleep only), for the signal handlers and for
-// stop(), which waits for them. False when the limit ran out first.
-template <typename Predicate>
-bool wait_while(Predicate keep_waiting, int limit_ms) noexcept {
-  for (int waited_ms = 0; waited_ms < limit_ms; ++waited_ms) {
-    if (!keep_waiting()) return true;
-    timespec pause{0, 1'000'000};
-    nanosleep(&pause, nullptr);
-  }
-  return !keep_waiting();
-}
-
-// Termination flush (runtime/termination.cpp): SIGTERM, SIGINT and SIGHUP,
-// where start() finds them at their default action. flush_for_termination()
-// is async-signal-safe: it has the IO threads write everything (compressed,
-// as always) and waits a bounded time, also for a stop() under way.
-void install_termination_handlers() noexcept;
-void uninstall_termination_handlers() noexcept;
-void flush_for_termination() noexcept;
-// terse's threads start with every asynchronous signal blocked (the
-// termination signals included), so that a signal meant for the process
-// runs its handler (the application's or terse's) on one of the
-// application's threads, never on terse's in the middle of a write; a
-// handler that logs would log from them too. Synchronous signals (a fault,
-// abort()) stay deliverable, for the crash handler. Blocks them on the
-// calling thread, for the threads it creates; `previous` to restore.
-void block_async_signals(sigset_t* previous) noexcept;
 
 }  // namespace terse::detail

@@ -8,7 +8,7 @@
 
 #include <terse/terse.hpp>
 
-#include "internal.hpp"
+#include "private_values.hpp"
 
 namespace terse::detail {
 namespace {
