@@ -1,95 +1,16 @@
 #include "levels.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
+#include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "buffers.hpp"
-#include "environment.hpp"
 #include "lifecycle.hpp"
-#include "placement.hpp"
-#include "signals.hpp"
 
 namespace terse::detail {
 namespace {
-
-using namespace std::chrono_literals;
-
-constexpr std::string_view kBlanks = " \t\r";
-constexpr std::size_t kMostFileBytes = 64 * 1024;
-constexpr auto kFilePollInterval = 250ms;
-// `echo ... > file` truncates before it writes: a change is applied once two
-// reads this far apart agree, so a half-written file is never applied.
-constexpr auto kFileSettleTime = 20ms;
-
-std::string_view trim(std::string_view text) {
-  std::size_t first = text.find_first_not_of(kBlanks);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
-}
-
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
-
-bool parse_selector(std::string_view text, LevelRule& rule, std::string& error) {
-  rule.path.assign(text);
-  rule.line = 0;
-  if (text.empty()) {
-    error = "a selector is empty";
-    return false;
-  }
-  std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return true;
-  std::string_view digits = text.substr(colon + 1);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
-    if (digits.empty()) {
-      error = quoted(text) + " has no line number after ':'";
-      return false;
-    }
-    return true;  // a ':' that is part of the path
-  }
-  std::string_view file = text.substr(0, colon);
-  std::uint64_t line = 0;
-  for (char c : digits) {
-    line = line * 10 + static_cast<std::uint64_t>(c - '0');
-    if (line > UINT32_MAX) break;
-  }
-  if (line == 0 || line > UINT32_MAX) {
-    error = quoted(text) + ": " + quoted(digits) + " is not a line number";
-    return false;
-  }
-  if (file.empty() || file.back() == '/') {
-    error = quoted(text) + ": a call site is a file and a line";
-    return false;
-  }
-  rule.path.assign(file);
-  rule.line = static_cast<std::uint32_t>(line);
-  return true;
-}
-
-void keep_rule(std::vector<LevelRule>& rules, LevelRule rule) {
-  for (LevelRule& kept : rules) {
-    if (kept.path == rule.path && kept.line == rule.line) {
-      kept.level = rule.level;
-      return;
-    }
-  }
-  rules.push_back(std::move(rule));
-}
-
-const char* level_name(Level level) {
-  static constexpr const char* kNames[] = {
-#define TERSE_X(name, value) #name,
-      TERSE_SCHEMA_LEVELS(TERSE_X)
-#undef TERSE_X
-          "off",
-  };
-  return kNames[static_cast<std::size_t>(level)];
-}
 
 // The table and every site whose gate follows it. Never destroyed: object
 // guards run at exit and may come after any static destructor.
@@ -173,36 +94,6 @@ std::string format_levels(const LevelState& s) {
   return text;
 }
 
-// The content, absent when there is no such file; `problem` says why it
-// could not be read otherwise.
-std::optional<std::string> read_small_file(const std::string& path, std::string& problem) {
-  problem.clear();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno != ENOENT) problem = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string content;
-  char chunk[4096];
-  for (;;) {
-    ssize_t got = ::read(fd, chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      problem = std::strerror(errno);
-      break;
-    }
-    if (got == 0) break;
-    content.append(chunk, static_cast<std::size_t>(got));
-    if (content.size() > kMostFileBytes) {
-      problem = "it is larger than 64 KiB";
-      break;
-    }
-  }
-  ::close(fd);
-  if (!problem.empty()) return std::nullopt;
-  return content;
-}
-
 struct Pending {
   Site* site;
   std::uint64_t count;
@@ -259,78 +150,6 @@ void notice_at(std::string_view text) noexcept {
 }
 
 }  // namespace
-
-const char* const kLevelsSyntax =
-    "a default level (trace, debug, info, warn, error, critical or off) and SELECTOR=LEVEL items, comma-separated, "
-    "where SELECTOR is a path prefix (net/), a file (db/query.cpp) or a call site (db/query.cpp:120)";
-
-bool parse_levels(std::string_view text, LevelSpec& spec, std::string& error) {
-  LevelSpec parsed;
-  std::size_t line_start = 0;
-  while (line_start <= text.size()) {
-    std::size_t line_end = std::min(text.find('\n', line_start), text.size());
-    std::string_view line = text.substr(line_start, line_end - line_start);
-    line = line.substr(0, std::min(line.find('#'), line.size()));
-    std::size_t item_start = 0;
-    while (item_start <= line.size()) {
-      std::size_t item_end = std::min(line.find(',', item_start), line.size());
-      std::string_view item = trim(line.substr(item_start, item_end - item_start));
-      item_start = item_end + 1;
-      if (item.empty()) continue;
-      std::size_t equals = item.find('=');
-      Level level{};
-      if (equals == std::string_view::npos) {
-        if (!parse_level(item, level)) {
-          error = quoted(item) + " is not a level";
-          return false;
-        }
-        if (parsed.default_level) {
-          error = "two default levels, " + quoted(level_name(*parsed.default_level)) + " and " + quoted(item);
-          return false;
-        }
-        parsed.default_level = level;
-        continue;
-      }
-      std::string_view level_text = trim(item.substr(equals + 1));
-      if (!parse_level(level_text, level)) {
-        error = quoted(item) + ": " + quoted(level_text) + " is not a level";
-        return false;
-      }
-      LevelRule rule;
-      if (!parse_selector(trim(item.substr(0, equals)), rule, error)) {
-        if (rule.path.empty()) error = quoted(item) + " has no selector before '='";
-        return false;
-      }
-      rule.level = level;
-      keep_rule(parsed.rules, std::move(rule));
-    }
-    line_start = line_end + 1;
-  }
-  spec = std::move(parsed);
-  return true;
-}
-
-std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint32_t line) noexcept {
-  if (rule.line != 0 && rule.line != line) return 0;
-  std::string_view selector = rule.path;
-  bool directory = selector.back() == '/';
-  // At the start of the path or just after any '/', on whole components.
-  for (std::size_t at = 0; at < file.size();) {
-    std::string_view rest = file.substr(at);
-    if (rest.starts_with(selector)) {
-      bool whole = rest.size() == selector.size();
-      bool covers = rule.line != 0 ? whole : directory || whole || rest[selector.size()] == '/';
-      if (covers) {
-        std::uint64_t kind = rule.line != 0 ? 3 : whole ? 2 : 1;
-        return kind << 32 | selector.size();
-      }
-    }
-    std::size_t slash = file.find('/', at);
-    if (slash == std::string_view::npos) break;
-    at = slash + 1;
-  }
-  return 0;
-}
 
 void levels_start(Level default_level, const LevelSpec& spec, Level flight_level) {
   LevelState& s = state();
@@ -444,74 +263,6 @@ ObjectGuard::~ObjectGuard() {
   }
   // The object's memory is still there: its sites register and report as usual.
   write_suppressed(pending);
-}
-
-LevelsFileWatcher::LevelsFileWatcher(std::string path, std::function<void(const std::string&)> on_error)
-    : path_(std::move(path)), on_error_(std::move(on_error)) {}
-
-LevelsFileWatcher::~LevelsFileWatcher() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void LevelsFileWatcher::check() {
-  std::string problem;
-  std::optional<std::string> content = read_small_file(path_, problem);
-  if (!first_check_ && content == last_ && problem == last_problem_) return;
-  if (!first_check_ && content) {
-    std::this_thread::sleep_for(kFileSettleTime);
-    std::string again_problem;
-    if (read_small_file(path_, again_problem) != content) return;  // still being written: the next look
-  }
-  bool first = std::exchange(first_check_, false);
-  last_ = content;
-  if (!problem.empty()) {
-    if (problem != last_problem_) {
-      std::string message =
-          "levels file '" + path_ + "' cannot be read: " + problem + "; the levels in force stay: " + terse::levels();
-      on_error_(message);
-      log_notice(Level::error, message);
-    }
-    last_problem_ = problem;
-    return;
-  }
-  last_problem_.clear();
-  if (!content) {
-    if (!first)
-      log_notice(Level::info, "levels file '" + path_ + "' is gone; the levels in force stay: " + terse::levels());
-    return;
-  }
-  LevelSpec spec;
-  std::string error;
-  if (!parse_levels(*content, spec, error)) {
-    std::string message = "levels file '" + path_ + "' does not parse: " + error +
-                          "; the levels in force stay: " + terse::levels() + " (accepted: " + kLevelsSyntax + ")";
-    on_error_(message);
-    log_notice(Level::error, message);
-    return;
-  }
-  log_notice(Level::info, "levels from '" + path_ + "': " + levels_replace(spec));
-}
-
-void LevelsFileWatcher::start() {
-  sigset_t previous_mask;
-  block_async_signals(&previous_mask);  // inherited by the thread
-  thread_ = std::thread([this] { run(); });
-  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  place_thread(thread_, "terse-levels");
-}
-
-void LevelsFileWatcher::run() {
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, kFilePollInterval, [this] { return stopping_; })) {
-    lock.unlock();
-    check();
-    lock.lock();
-  }
 }
 
 }  // namespace terse::detail

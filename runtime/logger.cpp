@@ -25,6 +25,7 @@
 #include "environment.hpp"
 #include "fallback.hpp"
 #include "levels.hpp"
+#include "levels_file.hpp"
 #include "lifecycle.hpp"
 #include "pipeline.hpp"
 #include "placement.hpp"
