@@ -32,7 +32,6 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
 }
 
-
 bool parse_selector(std::string_view text, LevelRule& rule, std::string& error) {
   rule.path.assign(text);
   rule.line = 0;
