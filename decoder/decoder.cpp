@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include <terse/delta.hpp>
+#include <terse/dictionary.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -169,15 +170,14 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
       return std::nullopt;
     }
     case schema::FrameType::dictionary: {
-      wire::Reader r(payload);
-      std::uint8_t kind;
-      std::string_view body;
-      if (!r.le(kind) || kind != static_cast<std::uint8_t>(schema::DictKind::frame_number) ||
-          !r.length_prefixed(body, payload.size()))
-        return std::nullopt;
-      wire::Reader b(body);
-      if (b.varint(number)) return number;
-      return std::nullopt;
+      // Only as its first entry.
+      std::optional<std::uint64_t> found;
+      schema::for_each_entry(payload, [&](const schema::EntryView& entry) {
+        wire::Reader b(entry.body);
+        if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::frame_number) && b.varint(number)) found = number;
+        return false;
+      });
+      return found;
     }
     case schema::FrameType::records:
     case schema::FrameType::flight:
@@ -465,82 +465,87 @@ void StreamDecoder::State::calibration(const Frame& frame, std::string_view payl
 }
 
 void StreamDecoder::State::dictionary(const Frame& frame, std::string_view payload) {
-  wire::Reader r(payload);
-  while (!r.empty()) {
-    std::uint8_t kind;
-    std::string_view body;
-    if (!r.le(kind) || !r.length_prefixed(body, payload.size())) {
-      damage(frame.offset, "dictionary frame is malformed");
-      return;
-    }
-    wire::Reader b(body);
-    if (kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
-      std::uint64_t id, line, nargs;
-      std::uint8_t level;
-      std::string_view file, format, tags;
-      if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
-          !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) || !b.varint(nargs) ||
-          nargs > kMaxArgs || !b.bytes(nargs, tags)) {
-        damage(frame.offset, "dictionary entry for a call site is malformed");
-        continue;
-      }
-      if (sites.size() >= kMaxSitesPerStream && !sites.count(static_cast<std::uint32_t>(id))) {
-        damage(frame.offset, "too many call sites in one file");
-        continue;
-      }
-      Site& site = sites[static_cast<std::uint32_t>(id)];
-      forget_deltas(static_cast<std::uint32_t>(id));  // its tags may have changed
-      site.id = static_cast<std::uint32_t>(id);
-      site.serial = next_site_serial();
-      site.level = level;
-      site.line = static_cast<std::uint32_t>(line);
-      site.file.assign(file);
-      site.format.assign(format);
-      site.tags.assign(tags.begin(), tags.end());
-      std::string unusable;
-      site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable) &&
-                    read_site_flags(b, site, unusable);
-      if (!site.usable) {
-        site.types = SiteTypes{};
-        site.arg_names.clear();
-        site.limited = false;
-        site.context = false;
-      }
-      if (site.context) has_context_sites = true;
-      site.check = check_format(site.format, site.tags, site.arg_names);
-      site.selected = wants(site);
-      index_site(site);
-      if (!site.usable) {
-        damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                                 ") cannot be rendered, its records are skipped: " + unusable);
-      } else if (!site.check.ok) {
-        damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                                 ") has an unusable format string: " + site.check.error);
-      }
-    } else if (kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
-      std::uint64_t index, tid;
-      std::string_view name;
-      if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
-        damage(frame.offset, "dictionary entry for a thread is malformed");
-        continue;
-      }
-      if (threads.size() >= kMaxThreadsPerStream && !threads.count(static_cast<std::uint32_t>(index))) {
-        damage(frame.offset, "too many threads in one file");
-        continue;
-      }
-      Thread& thread = threads[static_cast<std::uint32_t>(index)];
-      thread.index = static_cast<std::uint32_t>(index);
-      thread.os_tid = tid;
-      thread.name.assign(name);
-      thread.selected = wants(thread);
-      if (index < kDirectIndex) {
-        if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
-        thread_by_index[index] = &thread;
-      }
-    } else if (kind == static_cast<std::uint8_t>(schema::DictKind::text)) {
-      text_entry(frame, b);
+  bool whole = schema::for_each_entry(payload, [&](const schema::EntryView& entry) {
+    wire::Reader body(entry.body);
+    if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
+      site_entry(frame, body);
+    } else if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
+      thread_entry(frame, body);
+    } else if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::text)) {
+      text_entry(frame, body);
     }
     // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
+    return true;
+  });
+  if (!whole) damage(frame.offset, "dictionary frame is malformed");
+}
+
+// FORMAT.md §6 kind 1.
+void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
+  std::uint64_t id, line, nargs;
+  std::uint8_t level;
+  std::string_view file, format, tags;
+  if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
+      !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) || !b.varint(nargs) ||
+      nargs > kMaxArgs || !b.bytes(nargs, tags)) {
+    damage(frame.offset, "dictionary entry for a call site is malformed");
+    return;
+  }
+  if (sites.size() >= kMaxSitesPerStream && !sites.count(static_cast<std::uint32_t>(id))) {
+    damage(frame.offset, "too many call sites in one file");
+    return;
+  }
+  Site& site = sites[static_cast<std::uint32_t>(id)];
+  forget_deltas(static_cast<std::uint32_t>(id));  // its tags may have changed
+  site.id = static_cast<std::uint32_t>(id);
+  site.serial = next_site_serial();
+  site.level = level;
+  site.line = static_cast<std::uint32_t>(line);
+  site.file.assign(file);
+  site.format.assign(format);
+  site.tags.assign(tags.begin(), tags.end());
+  std::string unusable;
+  site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable) &&
+                read_site_flags(b, site, unusable);
+  if (!site.usable) {
+    site.types = SiteTypes{};
+    site.arg_names.clear();
+    site.limited = false;
+    site.context = false;
+  }
+  if (site.context) has_context_sites = true;
+  site.check = check_format(site.format, site.tags, site.arg_names);
+  site.selected = wants(site);
+  index_site(site);
+  if (!site.usable) {
+    damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
+                             ") cannot be rendered, its records are skipped: " + unusable);
+  } else if (!site.check.ok) {
+    damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
+                             ") has an unusable format string: " + site.check.error);
+  }
+}
+
+// FORMAT.md §6 kind 2.
+void StreamDecoder::State::thread_entry(const Frame& frame, wire::Reader& b) {
+  std::uint64_t index, tid;
+  std::string_view name;
+  if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
+    damage(frame.offset, "dictionary entry for a thread is malformed");
+    return;
+  }
+  if (threads.size() >= kMaxThreadsPerStream && !threads.count(static_cast<std::uint32_t>(index))) {
+    damage(frame.offset, "too many threads in one file");
+    return;
+  }
+  Thread& thread = threads[static_cast<std::uint32_t>(index)];
+  thread.index = static_cast<std::uint32_t>(index);
+  thread.os_tid = tid;
+  thread.name.assign(name);
+  thread.selected = wants(thread);
+  if (index < kDirectIndex) {
+    if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
+    thread_by_index[index] = &thread;
   }
 }
 

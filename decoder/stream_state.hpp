@@ -317,6 +317,8 @@ struct StreamDecoder::State {
   void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
+  void site_entry(const Frame& frame, wire::Reader& body);
+  void thread_entry(const Frame& frame, wire::Reader& body);
   void text_entry(const Frame& frame, wire::Reader& body);
   bool next_in_frame(Record& record);
   bool read_control(std::string_view args, Record& record);

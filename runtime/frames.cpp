@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include <terse/crc.hpp>
+#include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
 #include <terse/terse.hpp>
 #include <terse/wire.hpp>
@@ -353,16 +354,12 @@ void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::
 
 void FrameEncoder::append_dictionary(std::string& out, std::string_view entries, int level) {
   while (!entries.empty()) {
-    wire::Reader r(entries);
     std::size_t cut = 0;
-    while (!r.empty()) {
-      std::uint8_t kind;
-      std::string_view body;
-      if (!r.le(kind) || !r.length_prefixed(body, entries.size())) break;
-      std::size_t end = static_cast<std::size_t>(r.position() - reinterpret_cast<const unsigned char*>(entries.data()));
-      if (cut != 0 && end > kDictionaryFrameBytes) break;
-      cut = end;
-    }
+    schema::for_each_entry(entries, [&](const schema::EntryView& entry) {
+      if (cut != 0 && entry.end > kDictionaryFrameBytes) return false;
+      cut = entry.end;
+      return true;
+    });
     if (cut == 0) cut = entries.size();
     append_frame(out, schema::FrameType::dictionary, entries.substr(0, cut), level);
     entries.remove_prefix(cut);

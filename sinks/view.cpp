@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/dictionary.hpp>
 #include <terse/wire.hpp>
 
 #include "runtime/clock.hpp"
@@ -109,19 +110,16 @@ struct Message {
 class SiteLevels {
  public:
   void learn(std::string_view dictionary) {
-    wire::Reader r(dictionary);
-    while (!r.empty()) {
-      std::uint8_t kind;
-      std::string_view body;
-      if (!r.le(kind) || !r.length_prefixed(body, dictionary.size())) return;
-      if (kind != static_cast<std::uint8_t>(schema::DictKind::site)) continue;
-      wire::Reader b(body);
+    schema::for_each_entry(dictionary, [this](const schema::EntryView& entry) {
+      if (entry.kind != static_cast<std::uint8_t>(schema::DictKind::site)) return true;
+      wire::Reader b(entry.body);
       std::uint64_t id;
       std::uint8_t level;
-      if (!b.varint(id) || !b.le(level) || id > kMostSites) continue;
+      if (!b.varint(id) || !b.le(level) || id > kMostSites) return true;
       if (levels_.size() <= id) levels_.resize(id + 1, 0);
       levels_[id] = level;
-    }
+      return true;
+    });
   }
   // How many of a records payload's records are at or above each level.
   void count(const RecordColumns& records, std::uint8_t console_level, std::uint64_t& console,

@@ -110,4 +110,29 @@ void append_entry(std::string& dictionary, const Entry& entry) {
   encode_entry(entry, dictionary.data() + at, dictionary.data() + dictionary.size());
 }
 
+// One entry of a dictionary payload as it is read: its kind, its body, and
+// the offset in the payload where it ends.
+struct EntryView {
+  std::uint8_t kind = 0;
+  std::string_view body;
+  std::size_t end = 0;
+};
+
+// Calls visit(entry) for each entry of a dictionary payload, in order, for
+// as long as visit returns true. False when an entry's kind or length runs
+// past the payload's end (the entries before it were visited); kinds newer
+// than the reader's are visited like any other (FORMAT.md §6 has them
+// skipped).
+template <typename Visit>
+bool for_each_entry(std::string_view payload, Visit&& visit) {
+  wire::Reader r(payload);
+  while (!r.empty()) {
+    EntryView entry;
+    if (!r.le(entry.kind) || !r.length_prefixed(entry.body, payload.size())) return false;
+    entry.end = static_cast<std::size_t>(r.position() - reinterpret_cast<const unsigned char*>(payload.data()));
+    if (!visit(entry)) return true;
+  }
+  return true;
+}
+
 }  // namespace terse::schema
