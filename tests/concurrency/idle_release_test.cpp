@@ -314,11 +314,15 @@ TEST_CASE("a busy ring's huge pages taking long to make hold no ring up", "[conc
   terse::start(config);
   std::uint64_t logged = 0;
   std::thread([&] {
-    // 50 records of some 150 bytes a millisecond: the ring fills in some 9 ms.
+    // 10 records of some 150 bytes a millisecond: the ring fills in some
+    // 45 ms, far less than the 400 ms the memory takes, and more than a
+    // loaded two-core machine leaves the IO thread off its CPU (at 50 a
+    // millisecond, filling in 9 ms, a machine running two test suites at
+    // once lost 8).
     const auto until = std::chrono::steady_clock::now() + 1200ms;
     while (std::chrono::steady_clock::now() < until) {
-      log_records(0, logged, logged + 50);
-      logged += 50;
+      log_records(0, logged, logged + 10);
+      logged += 10;
       std::this_thread::sleep_for(1ms);
     }
   }).join();
