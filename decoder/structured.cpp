@@ -17,9 +17,6 @@ namespace {
 
 constexpr std::size_t kMaxTypeText = 1 << 20;
 
-// Thrown when one value's JSON outgrows kMaxRenderedBytes.
-struct JsonTooLarge {};
-
 }  // namespace
 
 const Kind* kind_of(std::uint8_t code) {
@@ -182,65 +179,124 @@ const Enumerator* find_enumerator(const SiteTypes& types, const TypeExpr& node, 
   return it != end && it->value == key ? &*it : nullptr;
 }
 
-// ---- JSON --------------------------------------------------------------------------
+// ---- values as events ----------------------------------------------------------------
 //
-// Structured values become JSON structure, each kind as its write_json says;
-// scalars are as in the "args" array. A value whose JSON would pass 64 MiB
-// becomes a string saying so.
+// Structured values become structure, each kind as its write_value says;
+// scalars are as in the "args" array.
 
-void JsonWriter::value(const TypeExpr& node, wire::Reader& r) {
+void ValueWriter::value(const TypeExpr& node, wire::Reader& r) {
   if (is_scalar_code(node.code)) {
     Arg a;
     read_scalar(r, node.code, a);
     scalar(a);
     return;
   }
-  if (const Kind* kind = kind_of(node.code)) return kind->write_json(*this, node, r);
-  out_ += "null";
+  if (const Kind* kind = kind_of(node.code)) return kind->write_value(*this, node, r);
+  out_.null();
 }
 
-void JsonWriter::scalar(const Arg& a) {
-  if (rewrite_ && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
+void ValueWriter::scalar(const Arg& a) {
+  if (a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
     string(a.text, true);
   } else {
-    append_json_scalar(out_, a);
+    out_.scalar(a);
   }
 }
 
-void JsonWriter::string(std::string_view text, bool rewritable) {
+void ValueWriter::string(std::string_view text, bool rewritable) {
   if (rewritable && rewrite_) {
-    std::string copy(text);
-    rewrite_(copy);
-    append_json_string(out_, copy);
+    out_.string(rewritten(text));
   } else {
-    append_json_string(out_, text);
+    out_.string(text);
   }
 }
 
-void JsonWriter::string_value(wire::Reader& r) {
+std::string ValueWriter::rewritten(std::string_view text) const {
+  std::string copy(text);
+  if (rewrite_) rewrite_(copy);
+  return copy;
+}
+
+void ValueWriter::string_value(wire::Reader& r) {
   Arg a;
   read_string(r, a);
   if (a.null_string) {
-    out_ += "null";
+    out_.null();
   } else {
     string(a.text, true);
   }
 }
 
-void JsonWriter::truncation_note(std::uint64_t total) { append_json_string(out_, fmt::format("... {} total", total)); }
+void ValueWriter::truncation_note(std::uint64_t total) { out_.string(fmt::format("... {} total", total)); }
 
-void JsonWriter::check() const {
-  if (out_.size() > limit_) throw JsonTooLarge{};
+void write_value(const StructuredView& view, ValueOut& out, const TextRewrite& rewrite) {
+  wire::Reader r(view.bytes);
+  ValueWriter(*view.types, out, rewrite).value(view.types->nodes[view.node], r);
+}
+
+// ---- JSON text -------------------------------------------------------------------------
+
+void JsonText::separate() {
+  if (after_value_) out_ += ',';
+  after_value_ = false;
+}
+
+void JsonText::begin_list() {
+  separate();
+  out_ += '[';
+}
+
+void JsonText::end_list() {
+  out_ += ']';
+  after_value_ = true;
+}
+
+void JsonText::begin_object() {
+  separate();
+  out_ += '{';
+}
+
+void JsonText::member(std::string_view name) {
+  separate();
+  append_json_string(out_, name);
+  out_ += ':';
+}
+
+void JsonText::end_object() {
+  out_ += '}';
+  after_value_ = true;
+}
+
+void JsonText::null() {
+  separate();
+  out_ += "null";
+  after_value_ = true;
+}
+
+void JsonText::scalar(const Arg& a) {
+  separate();
+  append_json_scalar(out_, a);
+  after_value_ = true;
+}
+
+void JsonText::string(std::string_view text) {
+  separate();
+  append_json_string(out_, text);
+  after_value_ = true;
+}
+
+void JsonText::check() const {
+  if (out_.size() > limit_) throw ValueTooLarge{};
 }
 
 void append_json_value(std::string& out, const StructuredView& view, const TextRewrite& rewrite) {
   std::size_t start = out.size();
-  wire::Reader r(view.bytes);
   try {
-    JsonWriter(*view.types, out, rewrite).value(view.types->nodes[view.node], r);
-  } catch (const JsonTooLarge&) {
+    JsonText json(out);
+    write_value(view, json, rewrite);
+  } catch (const ValueTooLarge&) {
     out.resize(start);
-    append_json_string(out, "<structured value over 64 MiB of JSON>");
+    append_json_string(out, kValueTooLargeNote);
   }
 }
 

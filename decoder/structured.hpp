@@ -184,8 +184,63 @@ void reset_render_budget();
 // A scalar as JSON, as in a record's "args" (render.cpp).
 void append_json_scalar(std::string& out, const Arg& a);
 
-// The JSON form of a structured value (each kind says its own: structured_kind.hpp).
-// `rewrite`, when set, applies to the text of string values.
+// Where the pieces of a structured value go, in order. Each kind describes
+// its value once, in these events (structured_kind.hpp); JsonText makes the
+// JSON of `terse cat -o json` from them and the reader its Value trees, so
+// the two cannot drift apart.
+class ValueOut {
+ public:
+  virtual ~ValueOut() = default;
+  virtual void begin_list() = 0;
+  virtual void end_list() = 0;
+  virtual void begin_object() = 0;
+  // The name of the member whose value comes next.
+  virtual void member(std::string_view name) = 0;
+  virtual void end_object() = 0;
+  virtual void null() = 0;
+  // A value of a scalar tag, typed as it was logged.
+  virtual void scalar(const Arg& a) = 0;
+  virtual void string(std::string_view text) = 0;
+  // Throws ValueTooLarge once the value has grown past kMaxRenderedBytes;
+  // called after each element of a container.
+  virtual void check() const = 0;
+};
+
+struct ValueTooLarge {};
+// What stands for a structured value whose JSON would pass kMaxRenderedBytes.
+inline constexpr std::string_view kValueTooLargeNote = "<structured value over 64 MiB of JSON>";
+
+// Structured values as JSON text, appended to `out`.
+class JsonText final : public ValueOut {
+ public:
+  explicit JsonText(std::string& out) : out_(out), limit_(out.size() + kMaxRenderedBytes) {}
+
+  void begin_list() override;
+  void end_list() override;
+  void begin_object() override;
+  void member(std::string_view name) override;
+  void end_object() override;
+  void null() override;
+  void scalar(const Arg& a) override;
+  void string(std::string_view text) override;
+  void check() const override;
+
+  // Writes the comma that goes before a value that follows another, so
+  // that the value's own text starts at out().size().
+  void separate();
+  const std::string& out() const { return out_; }
+
+ private:
+  std::string& out_;
+  std::size_t limit_;
+  bool after_value_ = false;
+};
+
+// One checked structured value as events. `rewrite`, when set, applies to
+// the text of string values. Throws ValueTooLarge from `out`.
+void write_value(const StructuredView& view, ValueOut& out, const TextRewrite& rewrite);
+
+// The JSON form of a structured value, or kValueTooLargeNote as a string.
 void append_json_value(std::string& out, const StructuredView& view, const TextRewrite& rewrite);
 
 // FORMAT.md §8's "handed to fmt as" type of a scalar, as a callback's argument.

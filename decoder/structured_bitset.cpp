@@ -58,10 +58,10 @@ struct Bitset {
   static bool check_value(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
     return r.skip(bitset_bytes(node.extra));
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::string_view bytes;
     r.bytes(bitset_bytes(node.extra), bytes);
-    json.string(bitset_text(bytes, bytes.size() == bitset_bytes(node.extra) ? node.extra : 0), false);
+    w.string(bitset_text(bytes, bytes.size() == bitset_bytes(node.extra) ? node.extra : 0), false);
   }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr& node) {
     return std::make_unique<BitsetFormatter>(node.extra);

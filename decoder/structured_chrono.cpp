@@ -220,21 +220,22 @@ bool rfc3339_utc(std::string& out, const Arg& count, const Period& period) {
   time_t t = static_cast<time_t>(seconds);
   tm parts{};
   if (gmtime_r(&t, &parts) == nullptr || parts.tm_year + 1900 < 0 || parts.tm_year + 1900 > 9999) return false;
-  fmt::format_to(std::back_inserter(out), "\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z\"", parts.tm_year + 1900,
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", parts.tm_year + 1900,
                  parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, nanos);
   return true;
 }
 
-void write_count_and_unit(std::string& out, const Arg& count, const Period& period, const char* clock) {
-  out += "{\"count\":";
-  append_json_scalar(out, count);
-  out += ",\"unit\":";
-  append_json_string(out, duration_unit(period));
+void write_count_and_unit(ValueOut& out, const Arg& count, const Period& period, const char* clock) {
+  out.begin_object();
+  out.member("count");
+  out.scalar(count);
+  out.member("unit");
+  out.string(duration_unit(period));
   if (clock) {
-    out += ",\"clock\":";
-    append_json_string(out, clock);
+    out.member("clock");
+    out.string(clock);
   }
-  out += '}';
+  out.end_object();
 }
 
 // ---- the kinds ----------------------------------------------------------------------------
@@ -279,10 +280,10 @@ struct Duration {
   static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
     return check_count(checker, node, r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
-    write_count_and_unit(json.out(), a, json.types().periods[node.extra], nullptr);
+    write_count_and_unit(w.out(), a, w.types().periods[node.extra], nullptr);
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
     return make_duration_formatter(node.rep, types.periods[node.extra]);
@@ -298,12 +299,16 @@ struct TimePoint {
   static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
     return check_count(checker, node, r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
-    const Period& period = json.types().periods[node.extra];
-    if (node.clock == static_cast<std::uint8_t>(schema::Clock::system) && rfc3339_utc(json.out(), a, period)) return;
-    write_count_and_unit(json.out(), a, period,
+    const Period& period = w.types().periods[node.extra];
+    std::string time;
+    if (node.clock == static_cast<std::uint8_t>(schema::Clock::system) && rfc3339_utc(time, a, period)) {
+      w.out().string(time);
+      return;
+    }
+    write_count_and_unit(w.out(), a, period,
                          node.clock == static_cast<std::uint8_t>(schema::Clock::steady) ? "steady" : "other");
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {

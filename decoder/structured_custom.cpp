@@ -75,26 +75,23 @@ struct Enumeration {
     return r.skip(static_cast<std::size_t>(schema::type_tag_size(node.rep)));
   }
 
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
-    if (const Enumerator* e = find_enumerator(json.types(), node, a)) {
-      json.string(json.types().view(e->name), false);
+    if (const Enumerator* e = find_enumerator(w.types(), node, a)) {
+      w.string(w.types().view(e->name), false);
     } else {
-      json.scalar(a);
+      w.scalar(a);
     }
   }
 
-  static void write_json_key(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static std::string key_text(const SiteTypes& types, const TypeExpr& node, wire::Reader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
-    if (const Enumerator* e = find_enumerator(json.types(), node, a)) {
-      json.string(json.types().view(e->name), false);
-    } else {
-      std::string number;
-      append_json_scalar(number, a);
-      append_json_string(json.out(), number);
-    }
+    if (const Enumerator* e = find_enumerator(types, node, a)) return std::string(types.view(e->name));
+    std::string number;
+    append_json_scalar(number, a);
+    return number;
   }
 
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
@@ -207,8 +204,8 @@ struct User {
     return true;
   }
 
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
-    const SiteTypes& types = json.types();
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+    const SiteTypes& types = w.types();
     const unsigned char* begin = r.position();
     skip_value(types, node, r);
     StructuredView view{
@@ -218,10 +215,10 @@ struct User {
     try {
       fmt::format_to(std::back_inserter(text), "{}", view);
     } catch (const fmt::format_error&) {
-      json.out() += "null";
+      w.out().null();
       return;
     }
-    json.string(text, true);
+    w.string(text, true);
   }
 
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
@@ -292,17 +289,17 @@ struct Secret {
     return false;
   }
 
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::uint8_t mode = 0;
     r.le(mode);
     if (mode == static_cast<std::uint8_t>(schema::PrivateMode::hashed)) {
       std::uint64_t hash = 0;
       r.le(hash);
-      fmt::format_to(std::back_inserter(json.out()), "\"<private:{:06x}>\"", hash >> 40);
+      w.string(fmt::format("<private:{:06x}>", hash >> 40), false);
     } else if (mode == static_cast<std::uint8_t>(schema::PrivateMode::clear)) {
-      json.value(json.types().child(node, 0), r);
+      w.value(w.types().child(node, 0), r);
     } else {
-      json.out() += "null";
+      w.out().null();
     }
   }
 
@@ -325,7 +322,7 @@ class PreformattedFormatter final : public TextFormatter {
 struct Preformatted {
   static bool read_type(TypeReader&, std::uint32_t, int) { return true; }
   static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return skip_string(r); }
-  static void write_json(JsonWriter& json, const TypeExpr&, wire::Reader& r) { json.string_value(r); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) { w.string_value(r); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<PreformattedFormatter>();
   }

@@ -1,7 +1,8 @@
 // The node kinds of a type expression (FORMAT.md §8.1), each defined in one
 // place: how its node reads from a dictionary entry, how a value of it is
-// checked against the reader bounds, its JSON and its formatter. The walkers
-// declared here (TypeReader, ValueChecker, JsonWriter, make_formatter) handle
+// checked against the reader bounds, its pieces as ValueOut events (for JSON
+// and the reader's trees) and its formatter. The walkers declared here
+// (TypeReader, ValueChecker, ValueWriter, make_formatter) handle
 // scalars themselves and hand every other node to its Kind.
 //
 // A new kind is its line in schema's TERSE_SCHEMA_TYPE_NODES and a
@@ -20,7 +21,7 @@ namespace terse::decoder::detail {
 
 class TypeReader;
 class ValueChecker;
-class JsonWriter;
+class ValueWriter;
 
 struct Kind {
   // Reads what follows the node's code into types().nodes[index], within
@@ -29,22 +30,21 @@ struct Kind {
   // Steps over one value of `node`: false when the bytes do not match it or
   // the record's budget runs out.
   bool (*check_value)(ValueChecker& checker, const TypeExpr& node, wire::Reader& r);
-  // Appends the JSON of one value check_value passed.
-  void (*write_json)(JsonWriter& out, const TypeExpr& node, wire::Reader& r);
+  // Writes one value check_value passed as events.
+  void (*write_value)(ValueWriter& out, const TypeExpr& node, wire::Reader& r);
   // The formatter behaving as fmt 9.1's for the C++ type of `node`.
   FormatterPtr (*make_formatter)(const SiteTypes& types, const TypeExpr& node);
-  // Set for kinds whose values can name a JSON object's member: appends the
-  // value as a JSON string. A map keyed by any other kind becomes pairs.
-  void (*write_json_key)(JsonWriter& out, const TypeExpr& node, wire::Reader& r) = nullptr;
+  // Set for kinds whose values can name an object's member: reads one value
+  // as that name. A map keyed by any other kind becomes pairs.
+  std::string (*key_text)(const SiteTypes& types, const TypeExpr& node, wire::Reader& r) = nullptr;
 };
 
-// A Kind from a class with the static members above; write_json_key is
-// optional.
+// A Kind from a class with the static members above; key_text is optional.
 template <typename K>
 const Kind& kind_from() {
   static constexpr Kind kind = [] {
-    Kind k{&K::read_type, &K::check_value, &K::write_json, &K::make_formatter, nullptr};
-    if constexpr (requires { &K::write_json_key; }) k.write_json_key = &K::write_json_key;
+    Kind k{&K::read_type, &K::check_value, &K::write_value, &K::make_formatter, nullptr};
+    if constexpr (requires { &K::key_text; }) k.key_text = &K::key_text;
     return k;
   }();
   return kind;
@@ -117,37 +117,37 @@ bool read_count(wire::Reader& r, std::uint32_t& stored, std::uint64_t& total);
 // Steps over a string that is not interned (none is, inside a structured value).
 bool skip_string(wire::Reader& r);
 
-// ---- JSON --------------------------------------------------------------------------
+// ---- values as events --------------------------------------------------------------
 
-// Appends the JSON of checked values, throwing once one value's JSON passes
-// kMaxRenderedBytes (append_json_value turns that into a note).
-class JsonWriter {
+// Walks checked values into a ValueOut, through the rewrite where a string
+// is the file's own text.
+class ValueWriter {
  public:
-  JsonWriter(const SiteTypes& types, std::string& out, const TextRewrite& rewrite)
-      : types_(types), out_(out), rewrite_(rewrite), limit_(out.size() + kMaxRenderedBytes) {}
+  ValueWriter(const SiteTypes& types, ValueOut& out, const TextRewrite& rewrite)
+      : types_(types), out_(out), rewrite_(rewrite) {}
 
   void value(const TypeExpr& node, wire::Reader& r);
   const SiteTypes& types() const { return types_; }
-  std::string& out() { return out_; }
+  ValueOut& out() { return out_; }
 
-  // A scalar as in the "args" array; a string goes through the rewrite.
+  // A scalar; a string goes through the rewrite.
   void scalar(const Arg& a);
-  // A JSON string; `rewritable` text (the file's own strings, not its
-  // names) goes through the rewrite.
+  // A string; `rewritable` text (the file's own strings, not its names)
+  // goes through the rewrite.
   void string(std::string_view text, bool rewritable);
   // A string value read from `r`: null for a null string, else the text
   // through the rewrite.
   void string_value(wire::Reader& r);
+  // The text as `rewrite` leaves it.
+  std::string rewritten(std::string_view text) const;
   // The last element of a cut container: "... N total".
   void truncation_note(std::uint64_t total);
-  // Throws when the JSON has outgrown its limit; called after each element.
-  void check() const;
+  void check() const { out_.check(); }
 
  private:
   const SiteTypes& types_;
-  std::string& out_;
+  ValueOut& out_;
   const TextRewrite& rewrite_;
-  std::size_t limit_;
 };
 
 }  // namespace terse::decoder::detail

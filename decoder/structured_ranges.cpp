@@ -125,23 +125,18 @@ struct SingleElementRange {
   static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
     return check_elements(checker, node, r);
   }
-  // An array; a cut one ends with "... N total".
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
-    std::string& out = json.out();
+  // A list; a cut one ends with "... N total".
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::uint32_t stored = 0;
     std::uint64_t total = 0;
     read_count(r, stored, total);
-    out += '[';
+    w.out().begin_list();
     for (std::uint32_t i = 0; i < stored; ++i) {
-      if (i) out += ',';
-      json.value(json.types().child(node, 0), r);
-      json.check();
+      w.value(w.types().child(node, 0), r);
+      w.check();
     }
-    if (total != stored) {
-      if (stored) out += ',';
-      json.truncation_note(total);
-    }
-    out += ']';
+    if (total != stored) w.truncation_note(total);
+    w.out().end_list();
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
     static constexpr char kBrackets[] = {Open, Close};
@@ -161,24 +156,18 @@ struct Map {
     return check_elements(checker, node, r);
   }
 
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::uint32_t stored = 0;
     std::uint64_t total = 0;
     read_count(r, stored, total);
-    const TypeExpr& key = json.types().child(node, 0);
-    const TypeExpr& mapped = json.types().child(node, 1);
-    if (key_is_text(key)) {
-      // An object only when its names come out unique: a multimap, keys
-      // that differ only in invalid UTF-8 (both U+FFFD) or a real "..." key
-      // beside the cut marker would make names repeat, which JSON readers
-      // resolve by dropping values. Such a map is written as pairs instead.
-      std::size_t start = json.out().size();
-      wire::Reader from = r;
-      if (as_object(json, key, mapped, r, stored, total)) return;
-      json.out().resize(start);
-      r = from;
+    const TypeExpr& key = w.types().child(node, 0);
+    const TypeExpr& mapped = w.types().child(node, 1);
+    std::vector<std::string> names;
+    if (key_is_text(key) && unique_names(w, key, mapped, r, stored, total, names)) {
+      as_object(w, key, mapped, r, names, total);
+    } else {
+      as_pairs(w, key, mapped, r, stored, total);
     }
-    as_pairs(json, key, mapped, r, stored, total);
   }
 
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
@@ -191,62 +180,66 @@ struct Map {
   static bool key_is_text(const TypeExpr& key) {
     if (key.code == static_cast<std::uint8_t>(TypeTag::string)) return true;
     const Kind* kind = kind_of(key.code);
-    return kind != nullptr && kind->write_json_key != nullptr;
+    return kind != nullptr && kind->key_text != nullptr;
   }
 
-  // A key as a JSON string: the string itself, or what its kind names it.
-  static void key_text(JsonWriter& json, const TypeExpr& key, wire::Reader& r) {
+  // A key as a member name: the string itself, or what its kind names it.
+  static std::string key_text(const ValueWriter& w, const TypeExpr& key, wire::Reader& r) {
     if (key.code == static_cast<std::uint8_t>(TypeTag::string)) {
       Arg a;
       read_string(r, a);
-      json.string(a.null_string ? std::string_view("(null)") : a.text, !a.null_string);
-      return;
+      return a.null_string ? std::string("(null)") : w.rewritten(a.text);
     }
-    kind_of(key.code)->write_json_key(json, key, r);
+    return kind_of(key.code)->key_text(w.types(), key, r);
   }
 
-  static bool as_object(JsonWriter& json, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
-                        std::uint32_t stored, std::uint64_t total) {
-    std::string& out = json.out();
-    std::unordered_set<std::string> names;
-    out += '{';
+  // An object only when its names come out unique as JSON: a multimap, keys
+  // that differ only in invalid UTF-8 (both U+FFFD) or a real "..." key
+  // beside the cut marker would make names repeat, which JSON readers
+  // resolve by dropping values. Such a map is written as pairs instead.
+  // Reads ahead of `r`, which stays where it is.
+  static bool unique_names(const ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader r,
+                           std::uint32_t stored, std::uint64_t total, std::vector<std::string>& names) {
+    std::unordered_set<std::string> seen;
+    std::string json;
     for (std::uint32_t i = 0; i < stored; ++i) {
-      if (i) out += ',';
-      std::size_t name_at = out.size();
-      key_text(json, key, r);
-      if (!names.insert(out.substr(name_at)).second) return false;
-      out += ':';
-      json.value(mapped, r);
-      json.check();
+      names.push_back(key_text(w, key, r));
+      skip_value(w.types(), mapped, r);
+      json.clear();
+      append_json_string(json, names.back());
+      if (!seen.insert(json).second) return false;
     }
-    if (total != stored) {
-      if (names.count("\"...\"")) return false;
-      if (stored) out += ',';
-      out += "\"...\":";
-      append_json_string(out, fmt::format("{} total", total));
-    }
-    out += '}';
-    return true;
+    return total == stored || !seen.count("\"...\"");
   }
 
-  static void as_pairs(JsonWriter& json, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
+  static void as_object(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
+                        const std::vector<std::string>& names, std::uint64_t total) {
+    w.out().begin_object();
+    for (const std::string& name : names) {
+      skip_value(w.types(), key, r);
+      w.out().member(name);
+      w.value(mapped, r);
+      w.check();
+    }
+    if (total != names.size()) {
+      w.out().member("...");
+      w.out().string(fmt::format("{} total", total));
+    }
+    w.out().end_object();
+  }
+
+  static void as_pairs(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
                        std::uint32_t stored, std::uint64_t total) {
-    std::string& out = json.out();
-    out += '[';
+    w.out().begin_list();
     for (std::uint32_t i = 0; i < stored; ++i) {
-      if (i) out += ',';
-      out += '[';
-      json.value(key, r);
-      out += ',';
-      json.value(mapped, r);
-      out += ']';
-      json.check();
+      w.out().begin_list();
+      w.value(key, r);
+      w.value(mapped, r);
+      w.out().end_list();
+      w.check();
     }
-    if (total != stored) {
-      if (stored) out += ',';
-      json.truncation_note(total);
-    }
-    out += ']';
+    if (total != stored) w.truncation_note(total);
+    w.out().end_list();
   }
 };
 
@@ -261,14 +254,13 @@ struct Tuple {
   static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
     return check_members(checker, node, r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
-    json.out() += '[';
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+    w.out().begin_list();
     for (std::uint32_t k = 0; k < node.count; ++k) {
-      if (k) json.out() += ',';
-      json.value(json.types().child(node, k), r);
-      json.check();
+      w.value(w.types().child(node, k), r);
+      w.check();
     }
-    json.out() += ']';
+    w.out().end_list();
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
     return std::make_unique<TupleFormatter>(member_formatters(types, node), std::vector<std::string_view>{}, "(", ")",
@@ -290,23 +282,26 @@ struct Aggregate {
   static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
     return check_members(checker, node, r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
-    const SiteTypes& types = json.types();
-    std::string& out = json.out();
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+    const SiteTypes& types = w.types();
     bool named = node.count > 0;
     for (std::uint32_t k = 0; k < node.count; ++k)
       if (types.field_names[node.first + k].size == 0) named = false;
-    out += named ? '{' : '[';
-    for (std::uint32_t k = 0; k < node.count; ++k) {
-      if (k) out += ',';
-      if (named) {
-        append_json_string(out, types.view(types.field_names[node.first + k]));
-        out += ':';
-      }
-      json.value(types.child(node, k), r);
-      json.check();
+    if (named) {
+      w.out().begin_object();
+    } else {
+      w.out().begin_list();
     }
-    out += named ? '}' : ']';
+    for (std::uint32_t k = 0; k < node.count; ++k) {
+      if (named) w.out().member(types.view(types.field_names[node.first + k]));
+      w.value(types.child(node, k), r);
+      w.check();
+    }
+    if (named) {
+      w.out().end_object();
+    } else {
+      w.out().end_list();
+    }
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
     std::vector<std::string_view> names;

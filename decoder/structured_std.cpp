@@ -61,13 +61,13 @@ struct Optional {
     if (!r.le(present) || present > 1) return false;
     return present == 0 || checker.value(checker.types().child(node, 0), r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::uint8_t present = 0;
     r.le(present);
     if (present) {
-      json.value(json.types().child(node, 0), r);
+      w.value(w.types().child(node, 0), r);
     } else {
-      json.out() += "null";
+      w.out().null();
     }
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
@@ -111,13 +111,13 @@ struct Variant {
     if (index == schema::kVariantValueless) return true;
     return index < node.count && checker.value(checker.types().child(node, index), r);
   }
-  static void write_json(JsonWriter& json, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
     std::uint8_t index = schema::kVariantValueless;
     r.le(index);
     if (index < node.count) {
-      json.value(json.types().child(node, index), r);
+      w.value(w.types().child(node, index), r);
     } else {
-      json.out() += "null";
+      w.out().null();
     }
   }
   static FormatterPtr make_formatter(const SiteTypes& types, const TypeExpr& node) {
@@ -135,7 +135,7 @@ class MonostateFormatter final : public Formatter {
 // JSON: null.
 struct Monostate : NoTypeFields {
   static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader&) { return true; }
-  static void write_json(JsonWriter& json, const TypeExpr&, wire::Reader&) { json.out() += "null"; }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader&) { w.out().null(); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<MonostateFormatter>();
   }
@@ -156,14 +156,20 @@ class ErrorCodeFormatter final : public Formatter {
 // JSON: {"category": "generic", "value": 2}.
 struct ErrorCode : NoTypeFields {
   static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return r.skip(4) && skip_string(r); }
-  static void write_json(JsonWriter& json, const TypeExpr&, wire::Reader& r) {
-    std::int32_t code = 0;
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) {
+    Arg code;
+    code.tag = static_cast<std::uint8_t>(TypeTag::i32);
+    std::int32_t value = 0;
+    r.le(value);
+    code.i = value;
     Arg category;
-    r.le(code);
     read_string(r, category);
-    json.out() += "{\"category\":";
-    json.string(category.null_string ? std::string_view("(null)") : category.text, false);
-    fmt::format_to(std::back_inserter(json.out()), ",\"value\":{}}}", code);
+    w.out().begin_object();
+    w.out().member("category");
+    w.string(category.null_string ? std::string_view("(null)") : category.text, false);
+    w.out().member("value");
+    w.out().scalar(code);
+    w.out().end_object();
   }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<ErrorCodeFormatter>();
@@ -194,7 +200,7 @@ class PathFormatter final : public Formatter {
 // JSON: a string (null for a null one), through the rewrite.
 struct Path : NoTypeFields {
   static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return skip_string(r); }
-  static void write_json(JsonWriter& json, const TypeExpr&, wire::Reader& r) { json.string_value(r); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) { w.string_value(r); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) { return std::make_unique<PathFormatter>(); }
 };
 
@@ -216,10 +222,11 @@ class ThreadIdFormatter final : public TextFormatter {
 // JSON: the number (0 for no thread).
 struct ThreadId : NoTypeFields {
   static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return r.skip(8); }
-  static void write_json(JsonWriter& json, const TypeExpr&, wire::Reader& r) {
-    std::uint64_t id = 0;
-    r.le(id);
-    fmt::format_to(std::back_inserter(json.out()), "{}", id);
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) {
+    Arg id;
+    id.tag = static_cast<std::uint8_t>(TypeTag::u64);
+    r.le(id.u);
+    w.out().scalar(id);
   }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<ThreadIdFormatter>();

@@ -83,200 +83,15 @@ const Value* Value::find(std::string_view member_name) const {
 
 namespace {
 
-// The decoder already turns every structured kind into JSON (each kind its
-// own mapping, structured_kind.hpp); the tree is read back from that JSON,
-// so a kind added to the format reaches Values without code here.
-class JsonTree {
- public:
-  explicit JsonTree(std::string_view json) : json_(json) {}
-
-  bool value(Value& out) {
-    space();
-    if (at_ >= json_.size()) return false;
-    std::size_t start = at_;
-    char c = json_[at_];
-    bool ok = true;
-    if (c == '{') {
-      out.kind = Value::Kind::object;
-      ok = members(out);
-    } else if (c == '[') {
-      out.kind = Value::Kind::list;
-      ok = elements(out);
-    } else if (c == '"') {
-      out.kind = Value::Kind::string;
-      return string(out.text);
-    } else if (literal("true")) {
-      out.kind = Value::Kind::boolean;
-      out.b = true;
-    } else if (literal("false")) {
-      out.kind = Value::Kind::boolean;
-    } else if (literal("null")) {
-      out.kind = Value::Kind::null;
-    } else {
-      ok = number(out);
-    }
-    if (ok) out.text.assign(json_.substr(start, at_ - start));
-    return ok;
-  }
-
- private:
-  void space() {
-    while (at_ < json_.size() && (json_[at_] == ' ' || json_[at_] == '\n' || json_[at_] == '\t' || json_[at_] == '\r'))
-      ++at_;
-  }
-  bool literal(std::string_view word) {
-    if (json_.substr(at_, word.size()) != word) return false;
-    at_ += word.size();
-    return true;
-  }
-  bool take(char c) {
-    space();
-    if (at_ < json_.size() && json_[at_] == c) {
-      ++at_;
-      return true;
-    }
-    return false;
-  }
-
-  bool members(Value& out) {
-    ++at_;
-    if (take('}')) return true;
-    do {
-      space();
-      Value& child = out.children.emplace_back();
-      if (!string(child.name) || !take(':') || !value(child)) return false;
-    } while (take(','));
-    return take('}');
-  }
-
-  bool elements(Value& out) {
-    ++at_;
-    if (take(']')) return true;
-    do {
-      if (!value(out.children.emplace_back())) return false;
-    } while (take(','));
-    return take(']');
-  }
-
-  bool number(Value& out) {
-    std::size_t start = at_;
-    bool is_float = false;
-    while (at_ < json_.size() && std::strchr("+-0123456789.eE", json_[at_]) != nullptr) {
-      is_float = is_float || json_[at_] == '.' || json_[at_] == 'e' || json_[at_] == 'E';
-      ++at_;
-    }
-    if (at_ == start) return false;
-    std::string text(json_.substr(start, at_ - start));
-    if (is_float) {
-      out.kind = Value::Kind::floating;
-      out.f = std::strtod(text.c_str(), nullptr);
-    } else if (text.front() == '-') {
-      out.kind = Value::Kind::signed_integer;
-      out.i = std::strtoll(text.c_str(), nullptr, 10);
-    } else {
-      out.kind = Value::Kind::unsigned_integer;
-      out.u = std::strtoull(text.c_str(), nullptr, 10);
-    }
-    return true;
-  }
-
-  static void put_utf8(std::string& out, std::uint32_t code) {
-    if (code < 0x80) {
-      out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += static_cast<char>(0xE0 | (code >> 12));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (code >> 18));
-      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    }
-  }
-
-  bool hex4(std::uint32_t& code) {
-    if (at_ + 4 > json_.size()) return false;
-    code = 0;
-    for (int k = 0; k < 4; ++k) {
-      char h = json_[at_++];
-      code <<= 4;
-      if (h >= '0' && h <= '9') {
-        code |= static_cast<std::uint32_t>(h - '0');
-      } else if (h >= 'a' && h <= 'f') {
-        code |= static_cast<std::uint32_t>(h - 'a' + 10);
-      } else if (h >= 'A' && h <= 'F') {
-        code |= static_cast<std::uint32_t>(h - 'A' + 10);
-      } else {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  bool string(std::string& out) {
-    if (at_ >= json_.size() || json_[at_] != '"') return false;
-    ++at_;
-    while (at_ < json_.size()) {
-      char c = json_[at_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (at_ >= json_.size()) return false;
-      char e = json_[at_++];
-      switch (e) {
-        case 'n':
-          out += '\n';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'u': {
-          std::uint32_t code = 0;
-          if (!hex4(code)) return false;
-          // A surrogate pair is one code point.
-          if (code >= 0xD800 && code < 0xDC00 && json_.substr(at_, 2) == "\\u") {
-            at_ += 2;
-            std::uint32_t low = 0;
-            if (!hex4(low)) return false;
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-          }
-          put_utf8(out, code);
-          break;
-        }
-        default:
-          out += e;
-      }
-    }
-    return false;
-  }
-
-  std::string_view json_;
-  std::size_t at_ = 0;
-};
-
 template <typename T>
 std::string formatted(const T& value) {
   return fmt::format("{}", value);
 }
 
-Value scalar_value(const decoder::Arg& a) {
+// A scalar's kind and typed fields; a string's text. True when `text` is
+// left to the caller.
+bool set_scalar(Value& v, const decoder::Arg& a) {
   using schema::TypeTag;
-  Value v;
   switch (static_cast<TypeTag>(a.tag)) {
     case TypeTag::i8:
     case TypeTag::i16:
@@ -321,37 +136,130 @@ Value scalar_value(const decoder::Arg& a) {
       if (a.null_string) {
         v.null_string = true;
         v.text = "(null)";
-        return v;
+        return false;
       }
       v.kind = Value::Kind::string;
       v.text.assign(a.text);
       v.truncated = a.truncated;
       v.original_size = a.original_size;
-      return v;
+      return false;
     case TypeTag::structured:
-      return v;
+      return false;
   }
-  v.text = decoder::detail::visit_scalar(a, [](const auto& x) { return formatted(x); });
+  return true;
+}
+
+Value scalar_value(const decoder::Arg& a) {
+  Value v;
+  if (set_scalar(v, a)) v.text = decoder::detail::visit_scalar(a, [](const auto& x) { return formatted(x); });
   return v;
 }
 
+// A structured value's pieces as a Value tree, straight from the decoded
+// bytes: numbers keep the type they were logged with. Each piece's text is
+// its JSON, as `terse cat -o json` writes it.
+class ValueTree final : public decoder::detail::ValueOut {
+ public:
+  explicit ValueTree(Value& root) : root_(root), json_(json_text_) {}
+
+  void begin_list() override { open(Value::Kind::list); }
+  void end_list() override {
+    json_.end_list();
+    close();
+  }
+  void begin_object() override { open(Value::Kind::object); }
+  void member(std::string_view name) override {
+    json_.member(name);
+    name_.assign(name);
+  }
+  void end_object() override {
+    json_.end_object();
+    close();
+  }
+  void null() override {
+    Value& v = next();
+    std::size_t start = json_text_.size();
+    json_.null();
+    v.text = json_text_.substr(start);
+  }
+  void scalar(const decoder::Arg& a) override {
+    Value& v = next();
+    std::size_t start = json_text_.size();
+    json_.scalar(a);
+    if (set_scalar(v, a)) v.text = json_text_.substr(start);
+  }
+  void string(std::string_view text) override {
+    Value& v = next();
+    json_.string(text);
+    v.kind = Value::Kind::string;
+    v.text.assign(text);
+  }
+  // Each open container's text is a copy of its JSON: nesting multiplies
+  // them, so the copies count against the limit too.
+  void check() const override {
+    json_.check();
+    if (copied_ > decoder::detail::kMaxRenderedBytes) throw decoder::detail::ValueTooLarge{};
+  }
+
+ private:
+  struct Open {
+    Value* value;
+    std::size_t json_start;
+  };
+
+  // Where the next value goes: the root, or a new child of the innermost
+  // open container, named by the member before it.
+  Value& next() {
+    json_.separate();
+    if (open_.empty()) return root_;
+    Value& child = open_.back().value->children.emplace_back();
+    child.name = std::move(name_);
+    name_.clear();
+    return child;
+  }
+  void open(Value::Kind kind) {
+    Value& v = next();
+    v.kind = kind;
+    open_.push_back({&v, json_text_.size()});
+    if (kind == Value::Kind::list) {
+      json_.begin_list();
+    } else {
+      json_.begin_object();
+    }
+  }
+  void close() {
+    Open done = open_.back();
+    open_.pop_back();
+    done.value->text = json_text_.substr(done.json_start);
+    copied_ += done.value->text.size();
+  }
+
+  Value& root_;
+  std::string json_text_;
+  decoder::detail::JsonText json_;
+  std::vector<Open> open_;  // containers begun and not yet ended, outermost first
+  std::string name_;
+  std::size_t copied_ = 0;
+};
+
 Value structured_value(const decoder::Site& site, const decoder::Arg& a) {
   decoder::detail::StructuredView view{&site.types, a.type, a.text};
-  std::string json;
-  decoder::detail::append_json_value(json, view, nullptr);
   Value v;
-  if (!JsonTree(json).value(v)) {
+  try {
+    ValueTree tree(v);
+    decoder::detail::write_value(view, tree, nullptr);
+  } catch (const decoder::detail::ValueTooLarge&) {
     v = Value{};
     v.kind = Value::Kind::string;
-    v.text = json;
+    v.text = decoder::detail::kValueTooLargeNote;
     return v;
   }
-  // The whole value as `{}` prints it, as in the message.
+  // The whole value as `{}` prints it, as in the message; its JSON when fmt
+  // cannot print it.
   decoder::detail::reset_render_budget();
   try {
     v.text = fmt::format("{}", view);
   } catch (const fmt::format_error&) {
-    v.text = json;
   }
   return v;
 }

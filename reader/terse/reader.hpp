@@ -99,10 +99,11 @@ struct Value {
   std::uint64_t original_size = 0;
   // A null `const char*` (text is "(null)", as fmt prints it); kind is null.
   bool null_string = false;
-  // Members of a structured value. Inside structured values, whole numbers
-  // are signed_integer when negative and unsigned_integer otherwise, and
-  // enums, durations and time points are as in `terse cat -o json`
-  // (strings and numbers); use the as_* helpers for numbers.
+  // Members of a structured value. Inside structured values, scalars keep
+  // the type they were logged with (an int is signed_integer whatever its
+  // sign, a char a character, a pointer a pointer), and enums, durations,
+  // time points and user types are as in `terse cat -o json` (strings and
+  // objects); use the as_* helpers for numbers.
   std::vector<Value> children;
 
   bool is_number() const {

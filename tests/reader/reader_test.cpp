@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -208,6 +209,54 @@ TEST_CASE("structured arguments are trees of values, with member names") {
   REQUIRE(map.kind == Kind::object);
   REQUIRE(map.find("b") != nullptr);
   CHECK(map.find("b")->as_int64() == 2);
+}
+
+TEST_CASE("inside structured values, scalars keep the type they were logged with") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  std::vector<int> positives{3, 4};
+  std::tuple<int, unsigned, char, double, bool, std::int64_t> mixed{5, 6u, 'x', 2.0, true, -7};
+  std::map<std::string, std::vector<int>> nested{{"odd", {1, 3}}, {"even", {2}}};
+  TERSE_INFO("{} {} {}", positives, mixed, nested);
+  terse::stop();
+
+  std::vector<Seen> seen = read_dir(dir.path());
+  REQUIRE(seen.size() == 1);
+  REQUIRE(seen[0].args.size() == 3);
+
+  const reader::Value& list = seen[0].args[0];
+  REQUIRE(list.children.size() == 2);
+  CHECK(list.children[0].kind == Kind::signed_integer);
+  CHECK(list.children[0].i == 3);
+  CHECK(list.children[1].kind == Kind::signed_integer);
+
+  const reader::Value& tuple = seen[0].args[1];
+  CHECK(tuple.kind == Kind::list);
+  CHECK(tuple.text == fmt::format("{}", mixed));
+  REQUIRE(tuple.children.size() == 6);
+  CHECK(tuple.children[0].kind == Kind::signed_integer);
+  CHECK(tuple.children[0].i == 5);
+  CHECK(tuple.children[1].kind == Kind::unsigned_integer);
+  CHECK(tuple.children[1].u == 6);
+  CHECK(tuple.children[2].kind == Kind::character);
+  CHECK(tuple.children[2].c == 'x');
+  CHECK(tuple.children[3].kind == Kind::floating);
+  CHECK(tuple.children[3].f == 2.0);
+  CHECK(tuple.children[4].kind == Kind::boolean);
+  CHECK(tuple.children[4].b);
+  CHECK(tuple.children[5].kind == Kind::signed_integer);
+  CHECK(tuple.children[5].i == -7);
+
+  // Pieces below the top carry their JSON, as `terse cat -o json` writes it.
+  const reader::Value& map = seen[0].args[2];
+  REQUIRE(map.kind == Kind::object);
+  const reader::Value* odd = map.find("odd");
+  REQUIRE(odd != nullptr);
+  CHECK(odd->kind == Kind::list);
+  CHECK(odd->text == "[1,3]");
+  REQUIRE(odd->children.size() == 2);
+  CHECK(odd->children[1].kind == Kind::signed_integer);
+  CHECK(odd->children[1].text == "3");
 }
 
 TEST_CASE("a string cut at the buffer's limit says so") {
