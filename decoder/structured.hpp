@@ -181,7 +181,7 @@ inline constexpr std::size_t kMaxRenderedBytes = std::size_t{64} << 20;
 // Starts the rendering budget of one record.
 void reset_render_budget();
 
-// A scalar as JSON, as in a record's "args" (render.cpp).
+// A scalar as JSON, as in a record's "args" (json_record.cpp).
 void append_json_scalar(std::string& out, const Arg& a);
 
 // Where the pieces of a structured value go, in order. Each kind describes

@@ -37,8 +37,8 @@ if [[ ${1:-} == --self-test ]]; then
     'cli/main.cpp|#include "structured.hpp"'
     'cli/main.cpp|#include "runtime/buffers.hpp"'
     'reader/select.cpp|#include "filters.hpp"'
-    'decoder/render.cpp|#include <terse/reader.hpp>'
-    'decoder/render.cpp|#include "cursor.hpp"'
+    'decoder/message.cpp|#include <terse/reader.hpp>'
+    'decoder/json_record.cpp|#include "cursor.hpp"'
     'runtime/logger.cpp|#include <terse/decoder.hpp>'
     'sinks/view.cpp|#include "runtime/buffers.hpp"'
   )
