@@ -51,143 +51,98 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
   out += "null";
 }
 
-namespace {
-
-// Literal keys and punctuation of a plain JSON object, and the room its
-// optional keys take: an upper bound, not a count.
-constexpr std::size_t kJsonObjectFixedRoom = 128;
-
-// append_json_record's object for a log record render_message writes
-// through format_plain: sized, then written through a pointer. False,
-// having written nothing, for any other record.
-bool append_plain_json_record(std::string& out, const Record& record, const TimeStyle& style) {
-  if (record.kind != RecordKind::log || !renders_plain(record)) return false;
-  const Site& site = *record.site;
-  std::size_t message_room = plain_message_room(record);
-  if (message_room == kNotWritten) return false;
-  std::size_t args_room = 0;
-  for (const Arg& a : record.args) {
-    std::size_t n = json_scalar_room(a);
-    if (n == kNotWritten) return false;
-    args_room += n + 1;
-  }
-  // The whole message first: an escape looks at a whole UTF-8 sequence,
-  // which may span a literal and an argument.
-  thread_local std::string message;
-  message.clear();
-  Room message_text(message, message_room);
-  message_text.finish(put_plain_message(message_text.begin(), site.format, record.args));
-
-  std::int64_t seconds, nanos;
-  split(record.unix_ns, seconds, nanos);
-  const Rfc3339Second& second = rfc3339_second(seconds, style.utc);
-  std::size_t size = kJsonObjectFixedRoom + second.prefix.size() + 9 + second.zone.size() + kMostLevelChars +
-                     2 * kMostIntegerChars + json_string_room(site.file.size()) + json_string_room(message.size()) +
-                     args_room + kMostIntegerChars;
-  Room room(out, size);
-  char* to = room.begin();
-  to = put(to, "{\"time\":\"", 9);
-  to = put(to, second.prefix);
-  put_nanos(to, static_cast<std::uint32_t>(nanos));
-  to = put(to + 9, second.zone);
-  to = put(to, "\",\"level\":\"", 11);
-  to = put(to, level_name(site.level), std::strlen(level_name(site.level)));
-  to = put(to, "\",\"thread\":", 11);
-  to = put_decimal(to, record.thread->shown_id());
-  to = put(to, ",\"file\":", 8);
-  to = put_json_string(to, site.file);
-  to = put(to, ",\"line\":", 8);
-  to = put_decimal(to, std::uint64_t{site.line});
-  to = put(to, ",\"message\":", 11);
-  to = put_json_string(to, message);
-  to = put(to, ",\"args\":[", 9);
-  for (std::size_t i = 0; i < record.args.size(); ++i) {
-    if (i > 0) *to++ = ',';
-    to = put_json_scalar(to, record.args[i]);
-  }
-  *to++ = ']';
-  if (record.suppressed > 0) {
-    to = put(to, ",\"suppressed\":", 14);
-    to = put_decimal(to, record.suppressed);
-  }
-  if (record.flight) to = put(to, ",\"flight\":true", 14);
-  if (record.context.empty()) {
-    to = put(to, "}\n", 2);
-    room.finish(to);
-    return true;
-  }
-  room.finish(to);
-  append_json_context(out, record.context);
-  out += "}\n";
-  return true;
-}
-
-}  // namespace
-
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
-  if (append_plain_json_record(out, record, style)) return;
   thread_local std::string message;
   message.clear();
   render_message(record, message, nullptr, &style);
   append_json_record(out, record, style, message, TextRewrite{});
 }
 
-void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
-                        const TextRewrite& rewrite) {
-  bool is_log = record.site != nullptr;
-  out += "{\"time\":\"";
-  append_time_rfc3339(out, record.unix_ns, style);
-  out += "\",\"level\":\"";
-  out += is_log ? level_name(record.site->level) : "warn";
-  out += "\",\"thread\":";
-  append_integer(out, record.thread->shown_id());
-  out += ",\"file\":";
-  append_json_string(out, is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName));
-  out += ",\"line\":";
-  append_integer(out, is_log ? record.site->line : 0u);
-  out += ",\"message\":";
-  append_json_string(out, message);
-  out += ",\"args\":";
-  if (record.kind == RecordKind::dropped) {
-    fmt::format_to(std::back_inserter(out), "[{}]}}\n", record.dropped_count);
-    return;
-  }
-  if (record.kind == RecordKind::suppressed) {
-    fmt::format_to(std::back_inserter(out), "[],\"suppressed\":{}}}\n", record.suppressed);
-    return;
-  }
-  // With argument names, "args" is an object: by name, or by position
-  // (a decimal string) for an argument given without one.
+namespace {
+
+// "args": an array, or with argument names an object, by name or by
+// position (a decimal string) for an argument given without one.
+void append_json_args(TextOut& json, const Record& record, const TextRewrite& rewrite) {
   const Site& site = *record.site;
   bool named = !site.arg_names.empty();
-  out += named ? '{' : '[';
-  if (!site.types.roots.empty()) detail::reset_render_budget();  // user types render their text
+  json += named ? '{' : '[';
+  if (!site.types.roots.empty()) reset_render_budget();  // user types render their text
   for (std::size_t i = 0; i < record.args.size(); ++i) {
     const Arg& a = record.args[i];
-    if (i > 0) out += ',';
+    if (i > 0) json += ',';
     if (named) {
       const std::string& name = site.arg_names[i];
       if (name.empty()) {
-        fmt::format_to(std::back_inserter(out), "\"{}\":", i);
+        json += '"';
+        json.decimal(i);
+        json += "\":";
       } else {
-        append_json_string(out, name);
-        out += ':';
+        json.json_string(name);
+        json += ':';
       }
     }
+    std::size_t room;
     if (is_structured(a)) {
-      detail::append_json_value(out, detail::StructuredView{&site.types, a.type, a.text}, rewrite);
+      append_json_value(json.flush(), StructuredView{&site.types, a.type, a.text}, rewrite);
     } else if (rewrite && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
       std::string text(a.text);
       rewrite(text);
-      append_json_string(out, text);
+      json.json_string(text);
+    } else if ((room = json_scalar_room(a)) != kNotWritten) {
+      json.advance(put_json_scalar(json.room(room), a));
     } else {
-      detail::append_json_scalar(out, a);
+      append_json_scalar(json.flush(), a);
     }
   }
-  out += named ? '}' : ']';
-  if (record.suppressed > 0) fmt::format_to(std::back_inserter(out), ",\"suppressed\":{}", record.suppressed);
-  if (record.flight) out += ",\"flight\":true";
-  append_json_context(out, record.context);
-  out += "}\n";
+  json += named ? '}' : ']';
 }
+
+}  // namespace
+
+void append_json_record(std::string& out, const Record& record, const TimeStyle& style, std::string_view message,
+                        const TextRewrite& rewrite) {
+  bool is_log = record.site != nullptr;
+  TextOut json(out);
+  std::int64_t seconds, nanos;
+  split(record.unix_ns, seconds, nanos);
+  const Rfc3339Second& second = rfc3339_second(seconds, style.utc);
+  json += "{\"time\":\"";
+  json += second.prefix;
+  char* fraction = json.room(9);
+  put_nanos(fraction, static_cast<std::uint32_t>(nanos));
+  json.advance(fraction + 9);
+  json += second.zone;
+  json += "\",\"level\":\"";
+  json += is_log ? level_name(record.site->level) : "warn";
+  json += "\",\"thread\":";
+  json.decimal(record.thread->shown_id());
+  json += ",\"file\":";
+  json.json_string(is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName));
+  json += ",\"line\":";
+  json.decimal(is_log ? record.site->line : 0u);
+  json += ",\"message\":";
+  json.json_string(message);
+  json += ",\"args\":";
+  if (record.kind == RecordKind::dropped) {
+    json += '[';
+    json.decimal(record.dropped_count);
+    json += "]}\n";
+    return;
+  }
+  if (record.kind == RecordKind::suppressed) {
+    json += "[],\"suppressed\":";
+    json.decimal(record.suppressed);
+    json += "}\n";
+    return;
+  }
+  append_json_args(json, record, rewrite);
+  if (record.suppressed > 0) {
+    json += ",\"suppressed\":";
+    json.decimal(record.suppressed);
+  }
+  if (record.flight) json += ",\"flight\":true";
+  append_json_context(json.flush(), record.context);
+  json += "}\n";
+}
+
 }  // namespace terse::decoder

@@ -64,33 +64,6 @@ LinePattern::LinePattern(std::string pattern) {
     i = close;
   }
   if (!literal.empty()) pieces_.push_back({Field::literal, std::move(literal)});
-  plain_ = !has_context_field_;
-  for (const Piece& piece : pieces_) {
-    if (piece.field != Field::literal && !piece.text.empty()) plain_ = false;
-    switch (piece.field) {
-      case Field::literal:
-        fixed_room_ += piece.text.size();
-        break;
-      case Field::time:
-        ++count_.time;
-        break;
-      case Field::level:
-        fixed_room_ += kMostLevelChars;
-        break;
-      case Field::thread:
-      case Field::line:
-        fixed_room_ += kMostIntegerChars;
-        break;
-      case Field::file:
-        ++count_.file;
-        break;
-      case Field::message:
-        ++count_.message;
-        break;
-      case Field::context:
-        break;
-    }
-  }
 }
 
 void LinePattern::append(std::string& out, const Record& record, const TimeStyle& style) const {
@@ -102,88 +75,44 @@ void LinePattern::append(std::string& out, const Record& record, const TimeStyle
   append_line(out, record, style, &message);
 }
 
-bool LinePattern::append_plain_line(std::string& out, const Record& record, const TimeStyle& style,
-                                    const std::string_view* rendered) const {
-  // A log record without suppressed calls or context fields: the pieces are
-  // exactly those of the pattern.
-  if (!plain_ || record.kind != RecordKind::log || record.suppressed > 0 || !record.context.empty()) return false;
-  std::size_t message_room = rendered                ? rendered->size()
-                             : renders_plain(record) ? plain_message_room(record)
-                                                     : kNotWritten;
-  if (message_room == kNotWritten) return false;
-  const Site& site = *record.site;
-  std::int64_t seconds, nanos;
-  split(record.unix_ns, seconds, nanos);
-  const std::string& prefix = time_prefix(seconds, style.utc);
-  auto shown = static_cast<std::size_t>(std::clamp(style.digits, 0, 9));
-  std::size_t size = fixed_room_ + count_.time * (prefix.size() + 9) + count_.file * site.file.size() +
-                     count_.message * message_room + 1;
-  Room room(out, size);
-  char* to = room.begin();
-  for (const Piece& piece : pieces_) {
-    switch (piece.field) {
-      case Field::literal:
-        to = put(to, piece.text);
-        break;
-      case Field::time:
-        if (shown == 0) {
-          to = put(to, prefix.data(), prefix.size() - 1);  // no '.'
-        } else {
-          to = put(to, prefix);
-          put_nanos(to, static_cast<std::uint32_t>(nanos));
-          to += shown;
-        }
-        break;
-      case Field::level: {
-        const char* color = style.color ? level_color(site.level) : nullptr;
-        if (color) to = put(to, color, std::strlen(color));
-        to = put(to, level_name(site.level), std::strlen(level_name(site.level)));
-        if (color) to = put(to, "\x1b[0m", 4);
-        if (record.flight) to = put(to, kFlightMarker, std::strlen(kFlightMarker));
-        break;
-      }
-      case Field::thread:
-        to = put_decimal(to, record.thread->shown_id());
-        break;
-      case Field::file:
-        to = put(to, site.file);
-        break;
-      case Field::line:
-        to = put_decimal(to, std::uint64_t{site.line});
-        break;
-      case Field::message:
-        to = rendered ? put(to, *rendered) : put_plain_message(to, site.format, record.args);
-        break;
-      case Field::context:
-        break;  // not in a plain pattern
+void LinePattern::append_message(detail::TextOut& line, const Piece& piece, const Record& record,
+                                 const TimeStyle& style, const std::string_view* rendered) const {
+  std::size_t room;
+  if (!piece.text.empty()) {
+    std::string message;
+    if (rendered) {
+      message = *rendered;
+    } else {
+      render_message(record, message, nullptr, &style);
     }
+    fmt::vformat_to(std::back_inserter(line.flush()), piece.text, fmt::make_format_args(message));
+  } else if (rendered) {
+    line += *rendered;
+  } else if (renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
+    line.advance(put_plain_message(line.room(room), record.site->format, record.args));  // as render_message() would
+  } else {
+    render_message(record, line.flush(), nullptr, &style);
   }
-  *to++ = '\n';
-  room.finish(to);
-  return true;
+  if (record.kind == RecordKind::log && record.suppressed > 0) {
+    line += " [";
+    line.decimal(record.suppressed);
+    line += " suppressed]";
+  }
+  if (!has_context_field_ && !record.context.empty()) {
+    line += " {";
+    append_context_text(line.flush(), record.context);
+    line += '}';
+  }
 }
 
 void LinePattern::append_line(std::string& out, const Record& record, const TimeStyle& style,
                               const std::string_view* rendered) const {
-  if (append_plain_line(out, record, style, rendered)) return;
   // Log records and suppressed-calls reports have a site; drop reports do not.
   bool is_log = record.site != nullptr;
-  // The pieces without a spec go through `line`; everything else is written
-  // to `out` after flushing it, so the order is kept.
-  Staged line(out);
+  // A field with a spec is fmt's to write, into the string itself.
+  TextOut line(out);
   auto put_with_spec = [&line](const Piece& piece, const auto& value) {
-    if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>) {
-      if (piece.text.empty()) {
-        append_integer(line, value);
-        return;
-      }
-    }
-    std::string& text = line.flush();
-    if (piece.text.empty()) {
-      fmt::format_to(std::back_inserter(text), "{}", value);
-    } else {
-      fmt::vformat_to(std::back_inserter(text), piece.text, fmt::make_format_args(value));
-    }
+    fmt::vformat_to(std::back_inserter(line.flush()), piece.text, fmt::make_format_args(value));
   };
   for (const Piece& piece : pieces_) {
     switch (piece.field) {
@@ -214,7 +143,11 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         break;
       }
       case Field::thread:
-        put_with_spec(piece, record.thread->shown_id());
+        if (piece.text.empty()) {
+          line.decimal(record.thread->shown_id());
+        } else {
+          put_with_spec(piece, record.thread->shown_id());
+        }
         break;
       case Field::file: {
         std::string_view file = is_log ? std::string_view(record.site->file) : std::string_view(schema::kOwnFileName);
@@ -226,34 +159,14 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         break;
       }
       case Field::line:
-        put_with_spec(piece, is_log ? record.site->line : 0u);
+        if (piece.text.empty()) {
+          line.decimal(is_log ? record.site->line : 0u);
+        } else {
+          put_with_spec(piece, is_log ? record.site->line : 0u);
+        }
         break;
       case Field::message:
-        if (rendered) {
-          if (piece.text.empty()) {
-            line += *rendered;
-          } else {
-            put_with_spec(piece, *rendered);
-          }
-        } else if (piece.text.empty()) {
-          if (renders_plain(record)) {
-            format_plain(line, record.site->format, record.args);  // as render_message() would
-          } else {
-            render_message(record, line.flush(), nullptr, &style);
-          }
-        } else {
-          std::string message;
-          render_message(record, message, nullptr, &style);
-          put_with_spec(piece, message);
-        }
-        if (record.kind == RecordKind::log && record.suppressed > 0)
-          fmt::format_to(std::back_inserter(line.flush()), " [{} suppressed]", record.suppressed);
-        if (!has_context_field_ && !record.context.empty()) {
-          std::string& text = line.flush();
-          text += " {";
-          append_context_text(text, record.context);
-          text += '}';
-        }
+        append_message(line, piece, record, style, rendered);
         break;
       case Field::context:
         if (piece.text.empty()) {

@@ -192,8 +192,9 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
   if (why.empty()) {
     // fmt's own buffer grows without zero-filling, where a std::string
     // behind back_inserter is resized (and cleared) on every growth.
-    if (site.check.plain && site.types.roots.empty() && site.arg_names.empty()) {
-      format_plain(out, site.format, record.args);
+    if (std::size_t room; renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
+      Room message(out, room);
+      message.finish(put_plain_message(message.begin(), site.format, record.args));
       return true;
     }
     thread_local fmt::memory_buffer message;

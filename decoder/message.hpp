@@ -25,14 +25,18 @@ enum class LevelValue : std::uint8_t {
 
 inline bool is_structured(const Arg& a) { return a.tag == static_cast<std::uint8_t>(schema::TypeTag::structured); }
 
-// Whether render_message() takes format_plain() for the record.
+// Whether a record's message is FormatCheck::plain: the text between the
+// fields as it is, and each argument as fmt writes it for `{}` (the
+// compiled "{}" calls the same writers as fmt's runtime formatting does for
+// an empty spec), so the bytes are the same without parsing the format
+// string for every record.
 inline bool renders_plain(const Record& record) {
   return record.kind == RecordKind::log && record.site->check.plain && record.site->types.roots.empty() &&
          record.site->arg_names.empty();
 }
 
 // Room for the message of a record renders_plain() takes, or kNotWritten
-// when an argument is of a type only fmt writes. Arguments the format does
+// when an argument is of a type only fmt writes (long double, pointer: rare). Arguments the format does
 // not use are counted too: room to spare.
 inline std::size_t plain_message_room(const Record& record) {
   std::size_t room = record.site->format.size();
@@ -44,7 +48,7 @@ inline std::size_t plain_message_room(const Record& record) {
   return room;
 }
 
-// format_plain through a pointer, into room plain_message_room made.
+// A plain message through a pointer, into room plain_message_room made.
 inline char* put_plain_message(char* to, std::string_view format, std::span<const Arg> args) {
   const char* p = format.data();
   const char* end = p + format.size();
@@ -53,44 +57,6 @@ inline char* put_plain_message(char* to, std::string_view format, std::span<cons
     if (open == nullptr) return put(to, p, static_cast<std::size_t>(end - p));
     to = put(to, p, static_cast<std::size_t>(open - p));
     to = put_scalar_text(to, args[next]);
-    p = open + 2;
-  }
-}
-
-// FormatCheck::plain: the text between the fields as it is, and each
-// argument as fmt writes it for `{}` (the compiled "{}" calls the same
-// writers as fmt's runtime formatting does for an empty spec), so the bytes
-// are the same without parsing the format string for every record.
-template <typename Out>
-void format_plain(Out& out, std::string_view format, std::span<const Arg> args) {
-  const char* p = format.data();
-  const char* end = p + format.size();
-  std::size_t next = 0;
-  for (;;) {
-    const auto* open = static_cast<const char*>(std::memchr(p, '{', static_cast<std::size_t>(end - p)));
-    if (open == nullptr) {
-      out.append(p, static_cast<std::size_t>(end - p));
-      return;
-    }
-    out.append(p, static_cast<std::size_t>(open - p));
-    visit_scalar(args[next++], [&out](auto value) {
-      using T = decltype(value);
-      if constexpr (std::is_same_v<T, bool>) {
-        out += value ? "true" : "false";
-      } else if constexpr (std::is_same_v<T, char>) {
-        out += value;
-      } else if constexpr (std::is_integral_v<T>) {
-        append_integer(out, value);
-      } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        append_shortest(out, value);
-      } else if constexpr (std::is_same_v<T, fmt::string_view>) {
-        out.append(value.data(), value.size());
-      } else {
-        fmt::memory_buffer text;  // long double, pointer: rare
-        fmt::format_to(fmt::appender(text), FMT_COMPILE("{}"), value);
-        out.append(text.data(), text.size());
-      }
-    });
     p = open + 2;
   }
 }

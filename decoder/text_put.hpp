@@ -1,9 +1,9 @@
-// Writing text fast: pieces collected on the stack (Staged), and the
-// writers of the hot paths (a default text line, a JSON object of a plain
-// site), which size their output first, make that room in the string once
-// (Room) and write into it through a pointer: no capacity check, no call,
-// per piece. Numbers come out as fmt's "{}" writes them, strings as JSON
-// string literals. Internal to the decoder's rendering files.
+// Writing text fast, for the text line, the message and the JSON object:
+// each piece goes through a pointer into room made in the string (Room for a
+// known size, TextOut piece by piece), so a piece costs no call and no
+// capacity check of std::string. Numbers come out as fmt's "{}" writes
+// them, strings as JSON string literals. Internal to the decoder's
+// rendering files.
 #pragma once
 
 #include <algorithm>
@@ -24,76 +24,6 @@
 #include <terse/schema.hpp>
 
 namespace terse::decoder::detail {
-
-// Collects the pieces of a text line on the stack and hands them to the
-// string in one append: std::string::append is out of line, and a line is
-// twenty small pieces.
-class Staged {
- public:
-  explicit Staged(std::string& out) : out_(out) {}
-  ~Staged() { flush(); }
-  Staged(const Staged&) = delete;
-  Staged& operator=(const Staged&) = delete;
-
-  void append(const char* p, std::size_t n) {
-    if (n > sizeof buffer_ - size_) [[unlikely]] {
-      append_long(p, n);
-      return;
-    }
-    char* to = buffer_ + size_;
-    size_ += n;
-    // Most pieces are a few bytes: copied with two fixed-size moves that
-    // overlap (never reading outside the piece), not a call to memcpy.
-    if (n >= 8 && n <= 16) {
-      std::memcpy(to, p, 8);
-      std::memcpy(to + n - 8, p + n - 8, 8);
-    } else if (n >= 4 && n < 8) {
-      std::memcpy(to, p, 4);
-      std::memcpy(to + n - 4, p + n - 4, 4);
-    } else if (n < 4) {
-      for (std::size_t i = 0; i < n; ++i) to[i] = p[i];
-    } else {
-      std::memcpy(to, p, n);
-    }
-  }
-  Staged& operator+=(std::string_view text) {
-    append(text.data(), text.size());
-    return *this;
-  }
-  Staged& operator+=(char c) {
-    if (size_ == sizeof buffer_) flush();
-    buffer_[size_++] = c;
-    return *this;
-  }
-  // Before anything writes to the string itself.
-  std::string& flush() {
-    out_.append(buffer_, size_);
-    size_ = 0;
-    return out_;
-  }
-
- private:
-  [[gnu::noinline]] void append_long(const char* p, std::size_t n) {
-    flush();
-    if (n > sizeof buffer_) {
-      out_.append(p, n);
-    } else {
-      std::memcpy(buffer_, p, n);
-      size_ = n;
-    }
-  }
-
-  std::string& out_;
-  char buffer_[512];
-  std::size_t size_ = 0;
-};
-
-// Integers as fmt's "{}" writes them, without its back_inserter.
-template <typename Out, typename T>
-void append_integer(Out& out, T value) {
-  fmt::format_int digits(value);
-  out.append(digits.data(), digits.size());
-}
 
 // ---- writing through a pointer ------------------------------------------------
 //
@@ -134,9 +64,6 @@ inline constexpr char kDigitPairs[] =
 
 // Room for any 64-bit integer in decimal, with its sign.
 constexpr std::size_t kMostIntegerChars = 20;
-
-// Room for {level}: the longest name, in its colour, with the flight marker.
-constexpr std::size_t kMostLevelChars = 32;
 
 inline constexpr std::uint64_t kPowersOf10[] = {1,
                                                 10,
@@ -269,12 +196,6 @@ char* put_shortest(char* to, T value) {
     }
   }
   return fmt::format_to(to, FMT_COMPILE("{}"), value);
-}
-
-template <typename Out, typename T>
-void append_shortest(Out& out, T value) {
-  char buffer[kMostFloatChars];
-  out.append(buffer, static_cast<std::size_t>(put_shortest(buffer, value) - buffer));
 }
 
 // What scalar_text_room says of a tag that put_scalar_text leaves to fmt.
@@ -470,5 +391,68 @@ inline char* put_json_scalar(char* to, const Arg& a) {
       return put_scalar_text(to, a);
   }
 }
+
+// Appends to a string piece by piece through a pointer: a piece costs one
+// comparison with the room left, and the string is told its size at the
+// end, or by flush() before something else appends to it.
+class TextOut {
+ public:
+  explicit TextOut(std::string& out) : out_(out) {}
+  ~TextOut() { flush(); }
+  TextOut(const TextOut&) = delete;
+  TextOut& operator=(const TextOut&) = delete;
+
+  // Where `n` bytes may be written; advance() past what was.
+  char* room(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - to_) < n) [[unlikely]]
+      grow(n);
+    return to_;
+  }
+  void advance(char* written_to) { to_ = written_to; }
+
+  void append(const char* p, std::size_t n) { to_ = put(room(n), p, n); }
+  TextOut& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+  TextOut& operator+=(char c) {
+    *room(1) = c;
+    ++to_;
+    return *this;
+  }
+  // Integers as fmt's "{}" writes them.
+  template <typename T>
+  void decimal(T value) {
+    static_assert(std::is_integral_v<T>);
+    if constexpr (std::is_signed_v<T>) {
+      to_ = put_decimal(room(kMostIntegerChars), static_cast<std::int64_t>(value));
+    } else {
+      to_ = put_decimal(room(kMostIntegerChars), static_cast<std::uint64_t>(value));
+    }
+  }
+  void json_string(std::string_view text) { to_ = put_json_string(room(json_string_room(text.size())), text); }
+
+  // The string holding what was written, for a writer that appends to it
+  // itself; the pieces after that go after what it wrote.
+  std::string& flush() {
+    if (to_ != nullptr) out_.resize(static_cast<std::size_t>(to_ - out_.data()));
+    to_ = end_ = nullptr;
+    return out_;
+  }
+
+ private:
+  // Room in steps of a line or so: each step zero-fills what it adds.
+  [[gnu::noinline]] void grow(std::size_t n) {
+    std::size_t used = to_ != nullptr ? static_cast<std::size_t>(to_ - out_.data()) : out_.size();
+    out_.resize(used + std::max<std::size_t>(n, 256));
+    to_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  std::string& out_;
+  // Both null when the string's size is its own (at first, after flush()).
+  char* to_ = nullptr;
+  char* end_ = nullptr;
+};
 
 }  // namespace terse::decoder::detail

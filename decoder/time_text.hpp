@@ -43,7 +43,7 @@ void append_nanos(Out& out, std::int64_t nanos, std::size_t shown) {
   out.append(digits, shown);
 }
 
-// append_time into any text writer (a std::string, Staged).
+// append_time into any text writer (a std::string, TextOut).
 template <typename Out>
 void append_time_to(Out& out, std::int64_t unix_ns, const TimeStyle& style) {
   std::int64_t seconds, nanos;

@@ -395,6 +395,10 @@ const char* level_name(std::uint8_t level);
 // The ANSI escape that starts a level's colour, or nullptr for none (info).
 const char* level_color(std::uint8_t level);
 
+namespace detail {
+class TextOut;  // the rendering files' text writer
+}  // namespace detail
+
 // A `--format` pattern with {time} {level} {thread} {file} {line} {message};
 // fmt specs such as {level:<8} apply.
 class LinePattern {
@@ -407,29 +411,20 @@ class LinePattern {
   void append(std::string& out, const Record& record, const TimeStyle& style, std::string_view message) const;
 
  private:
-  void append_line(std::string& out, const Record& record, const TimeStyle& style,
-                   const std::string_view* message) const;
-  // Most lines: written without fmt when no field has a spec; false when
-  // the record needs append_line's general path.
-  bool append_plain_line(std::string& out, const Record& record, const TimeStyle& style,
-                         const std::string_view* message) const;
-
   enum class Field : std::uint8_t { literal, time, level, thread, file, line, message, context };
   struct Piece {
     Field field;
     std::string text;  // the literal, or "{:SPEC}" for a field with a spec
   };
+
+  void append_line(std::string& out, const Record& record, const TimeStyle& style,
+                   const std::string_view* message) const;
+  void append_message(detail::TextOut& line, const Piece& piece, const Record& record, const TimeStyle& style,
+                      const std::string_view* message) const;
+
   std::vector<Piece> pieces_;
   // Without a {context} field the fields follow the message: " {request_id=42}".
   bool has_context_field_ = false;
-  // No field has a spec and none is {context}: append_plain_line applies.
-  bool plain_ = false;
-  // What a plain line needs room for: the fields of known size, and how
-  // often each field of a record's own size appears.
-  std::size_t fixed_room_ = 0;
-  struct {
-    std::size_t time = 0, file = 0, message = 0;
-  } count_;
 };
 
 inline constexpr const char* kDefaultPattern = "{time} {level} [{thread}] {file}:{line} {message}";
