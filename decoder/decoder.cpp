@@ -20,142 +20,20 @@
 #include <terse/wire.hpp>
 
 #include "frame_reader.hpp"
+#include "records.hpp"
 #include "stream_state.hpp"
 #include "structured.hpp"
 #include "tick_clock.hpp"
 
 namespace terse::decoder {
 
+using detail::parse_args;
+using detail::split_records;
+
 StreamDecoder::StreamDecoder(std::string source, Reporter reporter)
     : state_(std::make_unique<State>(std::move(source), std::move(reporter))) {}
 
 StreamDecoder::~StreamDecoder() = default;
-
-namespace {
-
-// Decoders run on several threads (parallel decoding, several readers), and
-// the numbers need only be unique: relaxed.
-std::uint64_t next_site_serial() {
-  static std::atomic<std::uint64_t> last{0};
-  return last.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
-// Parses a record's arguments by its site's tags. Structured values are
-// checked against their expressions here, once, so that rendering can trust
-// them; `why` says what did not match.
-// FORMAT.md §8 (1.3): a cut string, its original length, then the stored
-// string; the kept bytes and the mark go into `marked`, which the argument's
-// text then refers to.
-bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
-  std::uint64_t original;
-  r.skip(4);
-  if (!r.le(original) || r.remaining() < 4) return false;
-  std::uint32_t header = wire::get_le<std::uint32_t>(r.position());
-  if (header == schema::kStringNull || header == schema::kStringCut ||
-      !detail::read_scalar(r, static_cast<std::uint8_t>(schema::TypeTag::string), a) || original < a.text.size())
-    return false;
-  marked.assign(a.text);
-  marked.append("... ").append(std::to_string(original)).append(" bytes total");
-  a.text = marked;
-  a.truncated = true;
-  a.original_size = original;
-  return true;
-}
-
-bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
-                std::vector<Arg>& args, std::vector<std::string>& marked, const char*& why) {
-  const std::vector<std::uint8_t>& tags = site.tags;
-  args.resize(tags.size());
-  std::size_t structured = 0;
-  detail::ValueBudget budget;
-  for (std::size_t i = 0; i < tags.size(); ++i) {
-    Arg& a = args[i];
-    a = Arg{};
-    if (tags[i] != static_cast<std::uint8_t>(schema::TypeTag::structured)) {
-      // FORMAT.md §8: a top-level string may be one of the file's texts.
-      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
-          wire::get_le<std::uint32_t>(r.position()) == schema::kStringInterned) {
-        std::uint32_t id = 0;
-        r.skip(4);
-        auto text = r.le(id) ? texts.find(id) : texts.end();
-        if (text == texts.end()) {
-          why = "refers to a text entry the file has not defined";
-          return false;
-        }
-        a.tag = tags[i];
-        a.text = text->second;
-        continue;
-      }
-      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
-          wire::get_le<std::uint32_t>(r.position()) == schema::kStringCut) {
-        if (marked.size() <= i) marked.resize(tags.size());
-        if (!read_cut_string(r, a, marked[i])) return false;
-        continue;
-      }
-      if (!detail::read_scalar(r, tags[i], a)) return false;
-      continue;
-    }
-    a.tag = tags[i];
-    a.type = site.types.roots[structured++];
-    std::uint32_t size;
-    if (!r.le(size) || !r.bytes(size, a.text)) return false;
-    if (!detail::check_value(site.types, a.type, a.text, budget)) {
-      why = budget.elements > detail::kMaxElementsPerRecord || budget.values > detail::kMaxValuesPerRecord
-                ? "holds more structured elements than a record may (2^20)"
-                : "has a structured argument that does not match its type expression";
-      return false;
-    }
-  }
-  return true;
-}
-
-// FORMAT.md §6 (1.4): the optional flags field; bits this reader does not
-// know are ignored.
-bool read_site_flags(wire::Reader& body, Site& site, std::string& error) {
-  site.limited = false;
-  site.context = false;
-  if (body.empty()) return true;
-  std::uint64_t flags;
-  if (!body.varint(flags)) {
-    error = "its flags are malformed";
-    return false;
-  }
-  site.limited = (flags & schema::kSiteFlagLimited) != 0;
-  // FORMAT.md §7.3: a context site holds a key, then a value.
-  site.context = (flags & schema::kSiteFlagContext) != 0;
-  if (site.context &&
-      (site.limited || site.tags.size() != 2 || site.tags[0] != static_cast<std::uint8_t>(schema::TypeTag::string))) {
-    error = "it is a context site but not a key and a value";
-    return false;
-  }
-  return true;
-}
-
-// FORMAT.md §6: the optional arg_names field, none or one per argument.
-bool read_arg_names(wire::Reader& body, Site& site, std::string& error) {
-  site.arg_names.clear();
-  if (body.empty()) return true;
-  std::uint64_t n;
-  if (!body.varint(n) || (n != 0 && n != site.tags.size())) {
-    error = "its argument names are malformed";
-    return false;
-  }
-  site.arg_names.resize(static_cast<std::size_t>(n));
-  for (auto& name : site.arg_names) {
-    std::string_view text;
-    if (!body.length_prefixed(text, kMaxTextField)) {
-      error = "its argument names are malformed";
-      return false;
-    }
-    name.assign(text);
-  }
-  // All positional: the same as no names, and rendered as fast.
-  if (std::all_of(site.arg_names.begin(), site.arg_names.end(), [](const std::string& name) { return name.empty(); }))
-    site.arg_names.clear();
-  return true;
-}
-
-}  // namespace
 
 namespace {
 
@@ -347,18 +225,6 @@ bool StreamDecoder::State::next(Record& record) {
 
 namespace {
 
-// FORMAT.md §7 and §7.4: where a records payload's rows (and, in a columnar
-// one, its tick column) start; false when the payload is too short for them.
-bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,
-                   wire::Reader& rows) {
-  wire::Reader r(payload);
-  std::string_view column;
-  if (!r.le(base_ticks) || (columnar && !r.length_prefixed(column, payload.size()))) return false;
-  ticks = wire::Reader(column);
-  rows = r;
-  return true;
-}
-
 const char* too_short(bool columnar) {
   return columnar ? "records frame is too short for its tick column" : "records frame is too short";
 }
@@ -438,237 +304,6 @@ void StreamDecoder::State::take_handed(detail::HandedFrame& frame) {
   in_records = true;
 }
 
-void StreamDecoder::State::info(std::string_view payload) {
-  wire::Reader r(payload);
-  while (!r.empty()) {
-    std::uint8_t key;
-    std::string_view value;
-    if (!r.le(key) || !r.length_prefixed(value, payload.size())) return;  // ignorable, so never damage
-    if (key != static_cast<std::uint8_t>(schema::InfoKey::private_values) || value.size() > 16) continue;
-    auto& seen = summary.private_values;
-    if (std::find(seen.begin(), seen.end(), value) == seen.end() && seen.size() < 3) seen.emplace_back(value);
-  }
-}
-
-void StreamDecoder::State::calibration(const Frame& frame, std::string_view payload) {
-  wire::Reader r(payload);
-  std::uint64_t ticks;
-  std::int64_t unix_ns;
-  double rate;
-  // From 1 kHz to 10 THz: any real clock, and nothing that makes the
-  // conversion meaningless.
-  if (!r.le(ticks) || !r.le(unix_ns) || !r.le(rate) || !(rate >= 1e3 && rate <= 1e13)) {
-    damage(frame.offset, "calibration frame is malformed");
-    return;
-  }
-  clock.add(ticks, unix_ns, rate);
-}
-
-void StreamDecoder::State::dictionary(const Frame& frame, std::string_view payload) {
-  bool whole = schema::for_each_entry(payload, [&](const schema::EntryView& entry) {
-    wire::Reader body(entry.body);
-    if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
-      site_entry(frame, body);
-    } else if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
-      thread_entry(frame, body);
-    } else if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::text)) {
-      text_entry(frame, body);
-    }
-    // Other kinds are newer than this decoder and skipped (FORMAT.md §6).
-    return true;
-  });
-  if (!whole) damage(frame.offset, "dictionary frame is malformed");
-}
-
-// FORMAT.md §6 kind 1.
-void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
-  std::uint64_t id, line, nargs;
-  std::uint8_t level;
-  std::string_view file, format, tags;
-  if (!b.varint(id) || id == 0 || id > UINT32_MAX || !b.le(level) || !b.varint(line) || line > UINT32_MAX ||
-      !b.length_prefixed(file, kMaxTextField) || !b.length_prefixed(format, kMaxTextField) || !b.varint(nargs) ||
-      nargs > kMaxArgs || !b.bytes(nargs, tags)) {
-    damage(frame.offset, "dictionary entry for a call site is malformed");
-    return;
-  }
-  if (sites.size() >= kMaxSitesPerStream && !sites.count(static_cast<std::uint32_t>(id))) {
-    damage(frame.offset, "too many call sites in one file");
-    return;
-  }
-  Site& site = sites[static_cast<std::uint32_t>(id)];
-  forget_deltas(static_cast<std::uint32_t>(id));  // its tags may have changed
-  site.id = static_cast<std::uint32_t>(id);
-  site.serial = next_site_serial();
-  site.level = level;
-  site.line = static_cast<std::uint32_t>(line);
-  site.file.assign(file);
-  site.format.assign(format);
-  site.tags.assign(tags.begin(), tags.end());
-  std::string unusable;
-  site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable) &&
-                read_site_flags(b, site, unusable);
-  if (!site.usable) {
-    site.types = SiteTypes{};
-    site.arg_names.clear();
-    site.limited = false;
-    site.context = false;
-  }
-  if (site.context) has_context_sites = true;
-  site.check = check_format(site.format, site.tags, site.arg_names);
-  site.selected = wants(site);
-  index_site(site);
-  if (!site.usable) {
-    damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                             ") cannot be rendered, its records are skipped: " + unusable);
-  } else if (!site.check.ok) {
-    damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                             ") has an unusable format string: " + site.check.error);
-  }
-}
-
-// FORMAT.md §6 kind 2.
-void StreamDecoder::State::thread_entry(const Frame& frame, wire::Reader& b) {
-  std::uint64_t index, tid;
-  std::string_view name;
-  if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
-    damage(frame.offset, "dictionary entry for a thread is malformed");
-    return;
-  }
-  if (threads.size() >= kMaxThreadsPerStream && !threads.count(static_cast<std::uint32_t>(index))) {
-    damage(frame.offset, "too many threads in one file");
-    return;
-  }
-  Thread& thread = threads[static_cast<std::uint32_t>(index)];
-  thread.index = static_cast<std::uint32_t>(index);
-  thread.os_tid = tid;
-  thread.name.assign(name);
-  thread.selected = wants(thread);
-  if (index < kDirectIndex) {
-    if (thread_by_index.size() <= index) thread_by_index.resize(index + 1, nullptr);
-    thread_by_index[index] = &thread;
-  }
-}
-
-// FORMAT.md §6 kind 3. An entry the file's bound leaves no room for is
-// dropped, an earlier one of its id with it, so that records referring to
-// it are reported rather than shown with other text.
-void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
-  std::uint64_t id;
-  std::string_view bytes;
-  if (!body.varint(id) || id == 0 || id > UINT32_MAX || !body.length_prefixed(bytes, kMaxTextBytesPerFile)) {
-    damage(frame.offset, "dictionary entry for a text is malformed");
-    return;
-  }
-  auto [it, inserted] = texts.try_emplace(static_cast<std::uint32_t>(id));
-  text_bytes -= it->second.size();
-  if (bytes.size() > kMaxTextBytesPerFile - text_bytes || texts.size() > kMaxTextsPerFile) {
-    texts.erase(it);
-    damage(frame.offset,
-           "the file's text entries pass 64 MiB or 2^20 entries; text " + std::to_string(id) + " is dropped");
-    return;
-  }
-  it->second.assign(bytes);
-  text_bytes += bytes.size();
-}
-
-bool StreamDecoder::State::context_matches(std::span<const ContextField> open) const {
-  for (const auto& [key, value] : filter.context) {
-    const ContextField* field = context_find(open, key);
-    if (field == nullptr || field->text != value) return false;
-  }
-  return true;
-}
-
-bool StreamDecoder::State::apply_context(std::uint32_t thread, std::string_view args, bool flight) {
-  wire::Reader a(args);
-  std::uint8_t kind;
-  std::uint64_t serial;
-  if (!a.le(kind)) return false;
-  bool push = kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);
-  if (!push && kind != static_cast<std::uint8_t>(schema::ControlKind::context_pop)) return false;
-  if (!a.varint(serial)) {
-    damage(cursor_frame, "context record is malformed");
-    return true;
-  }
-  if (!push) {
-    auto& by_thread = flight ? flight_contexts : contexts;
-    auto it = by_thread.find(thread);
-    if (it != by_thread.end()) {
-      std::erase_if(it->second, [serial](const ContextField& f) { return f.serial == serial; });
-      if (it->second.empty()) by_thread.erase(it);
-    }
-    return true;
-  }
-  std::uint64_t id;
-  if (!a.varint(id)) {
-    damage(cursor_frame, "context record is malformed");
-    return true;
-  }
-  Site* site = find_site(id);
-  if (site == nullptr) {
-    report_unknown_site(id);
-    return true;
-  }
-  if (!site->usable) return true;
-  if (!site->context) {
-    damage(cursor_frame, "a context record names call site " + std::to_string(id) + ", which is no context site");
-    return true;
-  }
-  const char* why = "does not match the site's argument types";
-  if (!parse_args(a, *site, texts, arg_values, marked_texts, why) || !a.empty()) {
-    damage(cursor_frame, "a context record of site " + std::to_string(id) + " " + why);
-    return true;
-  }
-  std::vector<ContextField>& open = contexts_of(thread, flight);
-  if (open.size() >= kMostContexts) {
-    damage(cursor_frame,
-           "more than " + std::to_string(kMostContexts) + " contexts open on one thread; this one is left out");
-    return true;
-  }
-  ContextField field;
-  field.serial = serial;
-  field.key.assign(arg_values[0].text.substr(0, kMostContextBytes));
-  Record value;
-  value.site = site;
-  value.args = arg_values;
-  std::string message;
-  render_message(value, message);
-  // "{}={}": the value is what follows the key and its '='.
-  std::size_t key_end = arg_values[0].text.size() + 1;
-  field.text = message.size() >= key_end ? message.substr(key_end, kMostContextBytes) : message;
-  const Arg& v = arg_values[1];
-  if (v.tag == static_cast<std::uint8_t>(schema::TypeTag::structured)) {
-    detail::append_json_value(field.json, detail::StructuredView{&site->types, v.type, v.text}, {});
-  } else {
-    detail::append_json_scalar(field.json, v);
-  }
-  if (field.json.size() > kMostContextBytes) {
-    field.json.clear();
-    append_json_string(field.json, field.text);
-  }
-  std::erase_if(open, [serial](const ContextField& f) { return f.serial == serial; });
-  open.push_back(std::move(field));
-  return true;
-}
-
-void StreamDecoder::State::scan_contexts(std::string_view payload, Layout layout) {
-  bool flight = layout.flight;
-  begin_run(flight);
-  std::uint64_t base;
-  wire::Reader ticks{nullptr, 0}, r{nullptr, 0};
-  if (!split_records(payload, layout.columnar, base, ticks, r)) return;
-  while (!r.empty()) {
-    std::uint64_t site_id, thread_index, delta, args_size;
-    std::string_view args;
-    // A row beyond the tick column is damage (FORMAT.md §7.4), reported when the frame is read.
-    if (!r.varint(site_id) || !r.varint(thread_index) || !(layout.columnar ? ticks.varint(delta) : r.varint(delta)) ||
-        !r.varint(args_size) || !r.bytes(args_size, args) || thread_index > UINT32_MAX)
-      return;  // reported if and when the frame is read
-    if (site_id == schema::kControlSiteId) apply_context(static_cast<std::uint32_t>(thread_index), args, flight);
-  }
-}
-
-// The next record of the current records frame that passes the filter.
 // A control record's arguments (FORMAT.md §7): true when `record` now holds
 // a drop report; kinds newer than this reader are passed over.
 bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
@@ -744,6 +379,7 @@ bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uin
   return true;
 }
 
+// The next record of the current records frame that passes the filter.
 bool StreamDecoder::State::next_in_frame(Record& record) {
   wire::Reader& r = cursor;
   while (!r.empty()) {
@@ -879,13 +515,6 @@ void StreamDecoder::feed_records(std::string_view payload, bool flight) {
   s.in_records = false;
   if (payload.empty()) return;
   s.begin_records(s.records_frames, payload, State::Layout{flight, false});
-}
-
-void StreamDecoder::replace_contexts(std::string_view pushes) {
-  State& s = *state_;
-  s.in_records = false;
-  s.contexts.clear();
-  if (!pushes.empty()) s.scan_contexts(pushes, State::Layout{});
 }
 
 bool StreamDecoder::next(Record& record) { return state_->next(record); }

@@ -1,0 +1,92 @@
+#include "records.hpp"
+
+#include <string>
+
+#include <terse/schema.hpp>
+#include <terse/wire.hpp>
+
+#include "structured.hpp"
+
+namespace terse::decoder::detail {
+
+namespace {
+
+// FORMAT.md §8 (1.3): a cut string, its original length, then the stored
+// string; the kept bytes and the mark go into `marked`, which the argument's
+// text then refers to.
+bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
+  std::uint64_t original;
+  r.skip(4);
+  if (!r.le(original) || r.remaining() < 4) return false;
+  std::uint32_t header = wire::get_le<std::uint32_t>(r.position());
+  if (header == schema::kStringNull || header == schema::kStringCut ||
+      !detail::read_scalar(r, static_cast<std::uint8_t>(schema::TypeTag::string), a) || original < a.text.size())
+    return false;
+  marked.assign(a.text);
+  marked.append("... ").append(std::to_string(original)).append(" bytes total");
+  a.text = marked;
+  a.truncated = true;
+  a.original_size = original;
+  return true;
+}
+
+}  // namespace
+
+bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
+                std::vector<Arg>& args, std::vector<std::string>& marked, const char*& why) {
+  const std::vector<std::uint8_t>& tags = site.tags;
+  args.resize(tags.size());
+  std::size_t structured = 0;
+  detail::ValueBudget budget;
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    Arg& a = args[i];
+    a = Arg{};
+    if (tags[i] != static_cast<std::uint8_t>(schema::TypeTag::structured)) {
+      // FORMAT.md §8: a top-level string may be one of the file's texts.
+      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
+          wire::get_le<std::uint32_t>(r.position()) == schema::kStringInterned) {
+        std::uint32_t id = 0;
+        r.skip(4);
+        auto text = r.le(id) ? texts.find(id) : texts.end();
+        if (text == texts.end()) {
+          why = "refers to a text entry the file has not defined";
+          return false;
+        }
+        a.tag = tags[i];
+        a.text = text->second;
+        continue;
+      }
+      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
+          wire::get_le<std::uint32_t>(r.position()) == schema::kStringCut) {
+        if (marked.size() <= i) marked.resize(tags.size());
+        if (!read_cut_string(r, a, marked[i])) return false;
+        continue;
+      }
+      if (!detail::read_scalar(r, tags[i], a)) return false;
+      continue;
+    }
+    a.tag = tags[i];
+    a.type = site.types.roots[structured++];
+    std::uint32_t size;
+    if (!r.le(size) || !r.bytes(size, a.text)) return false;
+    if (!detail::check_value(site.types, a.type, a.text, budget)) {
+      why = budget.elements > detail::kMaxElementsPerRecord || budget.values > detail::kMaxValuesPerRecord
+                ? "holds more structured elements than a record may (2^20)"
+                : "has a structured argument that does not match its type expression";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,
+                   wire::Reader& rows) {
+  wire::Reader r(payload);
+  std::string_view column;
+  if (!r.le(base_ticks) || (columnar && !r.length_prefixed(column, payload.size()))) return false;
+  ticks = wire::Reader(column);
+  rows = r;
+  return true;
+}
+
+}  // namespace terse::decoder::detail
