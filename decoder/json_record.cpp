@@ -141,7 +141,7 @@ void append_json_record(std::string& out, const Record& record, const TimeStyle&
     json.decimal(record.suppressed);
   }
   if (record.flight) json += ",\"flight\":true";
-  append_json_context(json.flush(), record.context);
+  if (!record.context.empty()) append_json_context(json.flush(), record.context);
   json += "}\n";
 }
 

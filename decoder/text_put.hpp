@@ -393,8 +393,10 @@ inline char* put_json_scalar(char* to, const Arg& a) {
 }
 
 // Appends to a string piece by piece through a pointer: a piece costs one
-// comparison with the room left, and the string is told its size at the
-// end, or by flush() before something else appends to it.
+// comparison with the room left. The pieces gather on the stack and reach
+// the string in one append at the end, or at flush() before something else
+// appends to it; making room in the string itself would zero-fill it first.
+// A piece too large for the stack goes straight into the string.
 class TextOut {
  public:
   explicit TextOut(std::string& out) : out_(out) {}
@@ -405,7 +407,7 @@ class TextOut {
   // Where `n` bytes may be written; advance() past what was.
   char* room(std::size_t n) {
     if (static_cast<std::size_t>(end_ - to_) < n) [[unlikely]]
-      grow(n);
+      make_room(n);
     return to_;
   }
   void advance(char* written_to) { to_ = written_to; }
@@ -435,24 +437,32 @@ class TextOut {
   // The string holding what was written, for a writer that appends to it
   // itself; the pieces after that go after what it wrote.
   std::string& flush() {
-    if (to_ != nullptr) out_.resize(static_cast<std::size_t>(to_ - out_.data()));
-    to_ = end_ = nullptr;
+    if (end_ == stack_ + sizeof stack_) {
+      out_.append(stack_, static_cast<std::size_t>(to_ - stack_));
+    } else {
+      out_.resize(static_cast<std::size_t>(to_ - out_.data()));
+    }
+    to_ = stack_;
+    end_ = stack_ + sizeof stack_;
     return out_;
   }
 
  private:
-  // Room in steps of a line or so: each step zero-fills what it adds.
-  [[gnu::noinline]] void grow(std::size_t n) {
-    std::size_t used = to_ != nullptr ? static_cast<std::size_t>(to_ - out_.data()) : out_.size();
-    out_.resize(used + std::max<std::size_t>(n, 256));
+  [[gnu::noinline]] void make_room(std::size_t n) {
+    flush();
+    if (n <= sizeof stack_) return;
+    std::size_t used = out_.size();
+    out_.resize(used + n);
     to_ = out_.data() + used;
     end_ = out_.data() + out_.size();
   }
 
   std::string& out_;
-  // Both null when the string's size is its own (at first, after flush()).
-  char* to_ = nullptr;
-  char* end_ = nullptr;
+  // A JSON object of a few strings, each given room for the worst of escapes.
+  char stack_[2048];
+  // Into stack_, or into the string for a large piece.
+  char* to_ = stack_;
+  char* end_ = stack_ + sizeof stack_;
 };
 
 }  // namespace terse::decoder::detail

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/ranges.h>  // the expectation: fmt::format of a vector
+#include <terse/std.hpp>
+
 #include "roundtrip.hpp"
 
 using namespace terse::test;
@@ -49,6 +52,48 @@ std::string args_of(const std::string& json) {
 }
 
 }  // namespace
+
+TEST_CASE("long strings, escapes and structured values between scalars come out whole in lines and JSON") {
+  TempDir dir;
+  terse::start(test_config(dir.path()));
+  std::string long_text;
+  for (int i = 0; i < 1500; ++i) long_text += "a\"b\n";  // 6,000 bytes, 4,500 of them escaped in JSON
+  const std::vector<int> numbers{1, 2};
+  TERSE_INFO("head {} mid {} tail {}", long_text, numbers, 5);
+  TERSE_INFO("short {}", 1);
+  terse::stop();
+
+  std::string lines = "before\n";
+  std::string json = "before\n";
+  terse::decoder::LinePattern pattern("{level} {message} [{thread:>3}]");
+  std::vector<std::string> messages;
+  for (const auto& file : log_files(dir.path())) {
+    terse::decoder::decode_file(
+        file,
+        [&](const terse::decoder::Record& r) {
+          pattern.append(lines, r, terse::decoder::TimeStyle{true});
+          terse::decoder::append_json_record(json, r, terse::decoder::TimeStyle{true});
+          std::string message;
+          terse::decoder::render_message(r, message, nullptr, nullptr);
+          messages.push_back(message);
+        },
+        [](const terse::decoder::Problem& p) { FAIL("decode problem: " << p.what << " at " << p.offset); });
+  }
+  REQUIRE(messages.size() == 2);
+  const std::string expected = fmt::format("head {} mid {} tail {}", long_text, numbers, 5);
+  CHECK(messages[0] == "head " + long_text + " mid [1, 2] tail 5");
+  CHECK(messages[0] == expected);
+  CHECK(messages[1] == "short 1");
+  CHECK(lines.rfind("before\ninfo " + expected + " [", 0) == 0);
+  CHECK(lines.find("]\ninfo short 1 [") != std::string::npos);
+
+  std::string escaped;
+  for (int i = 0; i < 1500; ++i) escaped += "a\\\"b\\n";
+  REQUIRE(json.rfind("before\n{", 0) == 0);
+  CHECK_THAT(json, Contains("\"message\":\"head " + escaped + " mid [1, 2] tail 5\""));
+  CHECK_THAT(json, Contains(",\"args\":[\"" + escaped + "\",[1,2],5]}\n{"));
+  CHECK(json.substr(json.size() - 13) == ",\"args\":[1]}\n");
+}
 
 TEST_CASE("JSON output gives each argument its JSON type") {
   TempDir dir;
