@@ -162,7 +162,12 @@ const char* level_color(std::uint8_t level) {
   }
 }
 
-bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
+namespace {
+
+// Reports, and messages fmt itself writes: specs, structured and named
+// arguments, long doubles and pointers, and formats it rejects.
+[[gnu::noinline]] bool render_with_fmt(const Record& record, std::string& out, std::string* error,
+                                       const TimeStyle* style) {
   if (record.kind == RecordKind::suppressed) {
     fmt::format_to(std::back_inserter(out), "{} call{} suppressed after the site's last record", record.suppressed,
                    record.suppressed == 1 ? "" : "s");
@@ -192,11 +197,6 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
   if (why.empty()) {
     // fmt's own buffer grows without zero-filling, where a std::string
     // behind back_inserter is resized (and cleared) on every growth.
-    if (std::size_t room; renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
-      Room message(out, room);
-      message.finish(put_plain_message(message.begin(), site.format, record.args));
-      return true;
-    }
     thread_local fmt::memory_buffer message;
     message.clear();
     try {
@@ -219,6 +219,18 @@ bool render_message(const Record& record, std::string& out, std::string* error, 
   if (error) *error = why;
   append_raw(out, record);
   return false;
+}
+
+}  // namespace
+
+bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
+  // Most records; a plain format passed the check and has no dynamic widths.
+  if (std::size_t room; renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
+    Room message(out, room);
+    message.finish(put_plain_message(message.begin(), record.site->format, record.args));
+    return true;
+  }
+  return render_with_fmt(record, out, error, style);
 }
 
 }  // namespace terse::decoder

@@ -405,19 +405,19 @@ class TextOut {
   TextOut& operator=(const TextOut&) = delete;
 
   // Where `n` bytes may be written; advance() past what was.
-  char* room(std::size_t n) {
+  [[gnu::always_inline]] char* room(std::size_t n) {
     if (static_cast<std::size_t>(end_ - to_) < n) [[unlikely]]
       make_room(n);
     return to_;
   }
   void advance(char* written_to) { to_ = written_to; }
 
-  void append(const char* p, std::size_t n) { to_ = put(room(n), p, n); }
-  TextOut& operator+=(std::string_view text) {
+  [[gnu::always_inline]] void append(const char* p, std::size_t n) { to_ = put(room(n), p, n); }
+  [[gnu::always_inline]] TextOut& operator+=(std::string_view text) {
     append(text.data(), text.size());
     return *this;
   }
-  TextOut& operator+=(char c) {
+  [[gnu::always_inline]] TextOut& operator+=(char c) {
     *room(1) = c;
     ++to_;
     return *this;

@@ -43,6 +43,12 @@ void append_nanos(Out& out, std::int64_t nanos, std::size_t shown) {
   out.append(digits, shown);
 }
 
+inline void append_nanos(TextOut& out, std::int64_t nanos, std::size_t shown) {
+  char* at = out.room(9);
+  put_nanos(at, static_cast<std::uint32_t>(nanos));
+  out.advance(at + shown);
+}
+
 // append_time into any text writer (a std::string, TextOut).
 template <typename Out>
 void append_time_to(Out& out, std::int64_t unix_ns, const TimeStyle& style) {
