@@ -379,62 +379,88 @@ bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uin
   return true;
 }
 
+// False, having reported the rest of the frame as damaged, when the row is
+// garbled or the tick column ends before it.
+[[gnu::always_inline]] inline bool StreamDecoder::State::read_row(Row& row) {
+  wire::Reader& r = cursor;
+  std::uint64_t delta = 0, args_size;
+  if (!r.varint(row.site_id) || !r.varint(row.thread_index) || (!cursor_columnar && !r.varint(delta)) ||
+      !r.varint(args_size) || !r.bytes(args_size, row.args) || row.thread_index > UINT32_MAX) {
+    damage(cursor_frame,
+           "records frame is garbled at record " + std::to_string(cursor_index) + "; the rest of the frame is skipped");
+    return false;
+  }
+  // FORMAT.md §7.4: one tick delta per row; the rows it has none for are lost.
+  if (cursor_columnar && !tick_cursor.varint(delta)) {
+    damage(cursor_frame, "records frame's tick column ends before record " + std::to_string(cursor_index) +
+                             " (or is garbled there); the rest of the frame is skipped");
+    return false;
+  }
+  row.index = cursor_index++;
+  cursor_ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
+  return true;
+}
+
+[[gnu::always_inline]] inline bool StreamDecoder::State::site_of_row(Row& row, Site*& site, Site*& reported,
+                                                                     std::uint64_t& suppressed) {
+  if (row.site_id == schema::kControlSiteId) {
+    if (apply_context(static_cast<std::uint32_t>(row.thread_index), row.args, cursor_flight)) return false;
+    if (!reported_site(row.args, reported, suppressed)) return false;
+  } else {
+    site = find_site(row.site_id);
+    if (site == nullptr) {
+      report_unknown_site(row.site_id);
+      return false;
+    }
+  }
+  // Its dictionary entry was reported as unusable; nothing of it can render.
+  if (site != nullptr && !site->usable) return false;
+  if (site != nullptr && site->limited) {
+    wire::Reader count(row.args);
+    if (!count.varint(suppressed)) {
+      damage(cursor_frame, "a record of call site " + std::to_string(row.site_id) + " lacks its suppressed count");
+      return false;
+    }
+    row.args.remove_prefix(row.args.size() - count.remaining());
+  }
+  // Every record of a selected site, printed or not, carries the delta
+  // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
+  return site == nullptr || !site->selected || undo_deltas(*site, row.args);
+}
+
+// While resuming: true once the row is past the resume position; `failed`
+// when the row at that position is not the one expected.
+bool StreamDecoder::State::resume_passed(std::uint32_t index, bool& failed) {
+  if (cursor_frame != resume_frame || index > resume_index) return true;
+  if (index < resume_index) return false;
+  if (cursor_ticks != resume_ticks) {
+    fail_resume(cursor_frame, "the record at the resume position has another time stamp than expected");
+    failed = true;
+    return false;
+  }
+  resuming = false;
+  return false;
+}
+
 // The next record of the current records frame that passes the filter.
 bool StreamDecoder::State::next_in_frame(Record& record) {
-  wire::Reader& r = cursor;
-  while (!r.empty()) {
-    std::uint64_t site_id, thread_index, delta = 0, args_size;
-    std::string_view args;
-    if (!r.varint(site_id) || !r.varint(thread_index) || (!cursor_columnar && !r.varint(delta)) ||
-        !r.varint(args_size) || !r.bytes(args_size, args) || thread_index > UINT32_MAX) {
-      damage(cursor_frame, "records frame is garbled at record " + std::to_string(cursor_index) +
-                               "; the rest of the frame is skipped");
-      return false;
-    }
-    // FORMAT.md §7.4: one tick delta per row; the rows it has none for are lost.
-    if (cursor_columnar && !tick_cursor.varint(delta)) {
-      damage(cursor_frame, "records frame's tick column ends before record " + std::to_string(cursor_index) +
-                               " (or is garbled there); the rest of the frame is skipped");
-      return false;
-    }
-    std::uint32_t index = cursor_index++;
-    cursor_ticks += static_cast<std::uint64_t>(wire::unzigzag(delta));
+  Row row;
+  while (!cursor.empty()) {
+    if (!read_row(row)) return false;
+    std::uint64_t site_id = row.site_id, thread_index = row.thread_index;
+    std::uint32_t index = row.index;
     const Thread& thread = thread_for(static_cast<std::uint32_t>(thread_index));
     Site* site = nullptr;
     // A control record that names a site (FORMAT.md §7 kind 3) is filtered as that site's.
     Site* reported = nullptr;
     std::uint64_t suppressed = 0;
-    if (site_id == schema::kControlSiteId) {
-      if (apply_context(static_cast<std::uint32_t>(thread_index), args, cursor_flight)) continue;
-      if (!reported_site(args, reported, suppressed)) continue;
-    } else {
-      site = find_site(site_id);
-      if (site == nullptr) {
-        report_unknown_site(site_id);
-        continue;
-      }
-    }
-    // Its dictionary entry was reported as unusable; nothing of it can render.
-    if (site != nullptr && !site->usable) continue;
-    if (site != nullptr && site->limited) {
-      wire::Reader count(args);
-      if (!count.varint(suppressed)) {
-        damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " lacks its suppressed count");
-        continue;
-      }
-      args.remove_prefix(args.size() - count.remaining());
-    }
-    // Every record of a selected site, printed or not, carries the delta
-    // chain forward (FORMAT.md §7.1); a site nobody wants needs none.
-    if (site != nullptr && site->selected && !undo_deltas(*site, args)) continue;
-    if (resuming && cursor_frame == resume_frame && index <= resume_index) {
-      if (index < resume_index) continue;
-      if (cursor_ticks != resume_ticks) {
-        fail_resume(cursor_frame, "the record at the resume position has another time stamp than expected");
-        return false;
-      }
-      resuming = false;
-      continue;
+    if (!site_of_row(row, site, reported, suppressed)) continue;
+    std::string_view args = row.args;
+    if (resuming) {
+      bool failed = false;
+      bool passed = resume_passed(index, failed);
+      if (failed) return false;
+      if (!passed) continue;
     }
     // Decided before anything else of the record is read.
     bool wanted = thread.selected && (site ? site->selected : reported ? reported->selected : filter.dropped);

@@ -321,6 +321,18 @@ struct StreamDecoder::State {
   void thread_entry(const Frame& frame, wire::Reader& body);
   void text_entry(const Frame& frame, wire::Reader& body);
   bool next_in_frame(Record& record);
+  // One row of the current records frame (FORMAT.md §7, §7.4).
+  struct Row {
+    std::uint64_t site_id = 0;
+    std::uint64_t thread_index = 0;
+    std::uint32_t index = 0;  // in its frame
+    std::string_view args;
+  };
+  bool read_row(Row& row);
+  // The row's site, or the site a control row reports on; false for a row
+  // that gives no record (a context push, an unknown or unusable site).
+  bool site_of_row(Row& row, Site*& site, Site*& reported, std::uint64_t& suppressed);
+  bool resume_passed(std::uint32_t index, bool& failed);
   bool read_control(std::string_view args, Record& record);
   bool reported_site(std::string_view args, Site*& site, std::uint64_t& count);
   void report_unknown_site(std::uint64_t site_id);

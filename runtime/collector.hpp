@@ -22,6 +22,7 @@
 #include "buffers.hpp"
 #include "clock.hpp"
 #include "flight.hpp"
+#include "open_contexts.hpp"
 #include "pipeline.hpp"
 
 namespace terse::detail {
@@ -105,7 +106,6 @@ class Collector {
   void take(Batch*& batch, const Cursor& c);
   bool triggers_flight(std::uint32_t site_id) const;
   void track_context(std::uint32_t thread_index, std::uint64_t ticks, std::string_view args);
-  void snapshot_contexts(Batch& batch);
   // What the flight recorder holds, as flight batches after the current one.
   void write_flight(Batch*& batch);
   std::size_t drain(std::uint64_t cutoff, std::uint64_t listed_at, Batch*& batch);
@@ -167,17 +167,7 @@ class Collector {
   bool flight_on_;
   std::uint8_t flight_trigger_;
   FlightRecorder flight_;
-  struct OpenContext {
-    std::uint64_t serial;
-    std::uint64_t ticks;
-    std::string args;  // its push's control record args
-  };
-  struct OpenContexts {
-    std::vector<OpenContext> slots;
-    std::size_t count = 0;  // the first `count` slots are open
-  };
-  std::unordered_map<std::uint32_t, OpenContexts> contexts_;  // by thread index
-  bool contexts_changed_ = false;                             // since the last batch's snapshot
+  OpenContexts contexts_;
 };
 
 }  // namespace terse::detail
