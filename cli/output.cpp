@@ -48,11 +48,9 @@ bool Output::reader_gone() {
 }
 
 ProblemReporter::ProblemReporter(std::string program, TornTails torn_tails)
-    : program_(std::move(program)), torn_tail_policy_(torn_tails) {
-  reporter_ = [this](const decoder::Problem& problem) { report(problem); };
-}
+    : program_(std::move(program)), torn_tail_policy_(torn_tails) {}
 
-void ProblemReporter::report(const decoder::Problem& problem) {
+void ProblemReporter::report(const reader::Problem& problem) {
   if (quiet_after_bad_resume_ && bad_resume_) return;
   if (problem.torn_tail) {
     ++torn_tails_;

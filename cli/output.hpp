@@ -7,7 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include <terse/decoder.hpp>
 #include <terse/reader.hpp>
 
 namespace terse::cli {
@@ -57,19 +56,16 @@ class ProblemReporter {
   // After a cursor that fits no file the command stops: say nothing more.
   void go_quiet_after_bad_resume() { quiet_after_bad_resume_ = true; }
 
-  const decoder::Reporter& reporter() const { return reporter_; }
-  // The same for a terse::reader::Reader; it must not outlive the reporter.
+  // For a terse::reader::Reader; it must not outlive the reporter.
   reader::ProblemHandler handler() {
-    return [this](const reader::Problem& p) {
-      report(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
-    };
+    return [this](const reader::Problem& p) { report(p); };
   }
   std::uint64_t problems() const { return problems_; }
   std::uint64_t torn_tails() const { return torn_tails_; }
   bool bad_resume() const { return bad_resume_; }
 
  private:
-  void report(const decoder::Problem& problem);
+  void report(const reader::Problem& problem);
 
   std::string program_;
   TornTails torn_tail_policy_;
@@ -78,7 +74,6 @@ class ProblemReporter {
   std::uint64_t problems_ = 0;
   std::uint64_t torn_tails_ = 0;
   bool bad_resume_ = false;
-  decoder::Reporter reporter_;
 };
 
 }  // namespace terse::cli

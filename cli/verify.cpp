@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <terse/decoder.hpp>
 #include <terse/reader.hpp>
 
 #include "commands.hpp"
@@ -25,13 +24,11 @@ Examples:
   terse verify logs/app-20261129-001.tlog || echo damaged)";
 
 // Checks one file and says what it found on stdout; true when it is intact.
-bool verify_file(const std::string& path, const decoder::Reporter& reporter, unsigned threads) {
+bool verify_file(const std::string& path, const reader::ProblemHandler& on_problem, unsigned threads) {
   std::uint64_t unformattable = 0;
   reader::Options options;
   options.report_open_failures = true;  // said, and counted as damage
-  options.on_problem = [&reporter](const reader::Problem& p) {
-    reporter(decoder::Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
-  };
+  options.on_problem = on_problem;
   reader::Reader input({path}, std::move(options));
   // Each worker renders its frames' records and writes one byte for each
   // that does not render; the count is what comes out.
@@ -76,7 +73,7 @@ int run_verify(const VerifyOptions& o) {
   bool ok = true;
   ProblemReporter problems("terse", TornTails::report);
   for (const auto& path : reader::expand_paths(o.paths, ok))
-    if (!verify_file(path, problems.reporter(), decoding_threads(o.threads))) ok = false;
+    if (!verify_file(path, problems.handler(), decoding_threads(o.threads))) ok = false;
   std::fflush(stdout);
   return ok ? kExitOk : kExitDamage;
 }
