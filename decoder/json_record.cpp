@@ -25,30 +25,39 @@ void append_json_string(std::string& out, std::string_view text) {
   room.finish(put_json_string(room.begin(), text));
 }
 
-void detail::append_json_scalar(std::string& out, const Arg& a) {
-  if (std::size_t size = json_scalar_room(a); size != kNotWritten) {
-    Room room(out, size);
-    room.finish(put_json_scalar(room.begin(), a));
+namespace {
+
+// A scalar as JSON: through the pointer where the room is known, else
+// (long double, pointer: rare) as fmt writes it.
+[[gnu::always_inline]] inline void write_json_scalar(TextOut& json, const Arg& a) {
+  if (std::size_t room = json_scalar_room(a); room != kNotWritten) {
+    json.advance(put_json_scalar(json.room(room), a));
     return;
   }
   switch (static_cast<TypeTag>(a.tag)) {
     case TypeTag::f80:
     case TypeTag::f128:
       if (std::isfinite(a.f80)) {
-        fmt::format_to(std::back_inserter(out), "{}", a.f80);
+        fmt::format_to(std::back_inserter(json.flush()), "{}", a.f80);
       } else {
-        Room room(out, kMostFloatChars);
-        room.finish(put_json_non_finite(room.begin(), static_cast<double>(a.f80)));
+        json.advance(put_json_non_finite(json.room(kMostFloatChars), static_cast<double>(a.f80)));
       }
       return;
     case TypeTag::pointer:
-      fmt::format_to(std::back_inserter(out), "\"{}\"",
+      fmt::format_to(std::back_inserter(json.flush()), "\"{}\"",
                      reinterpret_cast<const void*>(static_cast<std::uintptr_t>(a.u)));
       return;
     default:
       break;  // structured: not a scalar, see append_json_value
   }
-  out += "null";
+  json += "null";
+}
+
+}  // namespace
+
+void detail::append_json_scalar(std::string& out, const Arg& a) {
+  TextOut json(out);
+  write_json_scalar(json, a);
 }
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
@@ -81,17 +90,14 @@ void append_json_args(TextOut& json, const Record& record, const TextRewrite& re
         json += ':';
       }
     }
-    std::size_t room;
     if (is_structured(a)) {
       append_json_value(json.flush(), StructuredView{&site.types, a.type, a.text}, rewrite);
     } else if (rewrite && a.tag == static_cast<std::uint8_t>(TypeTag::string) && !a.null_string) {
       std::string text(a.text);
       rewrite(text);
       json.json_string(text);
-    } else if ((room = json_scalar_room(a)) != kNotWritten) {
-      json.advance(put_json_scalar(json.room(room), a));
     } else {
-      append_json_scalar(json.flush(), a);
+      write_json_scalar(json, a);
     }
   }
   json += named ? '}' : ']';

@@ -21,6 +21,16 @@ namespace terse::decoder {
 
 using namespace detail;
 
+namespace {
+
+// A field with a spec is fmt's to write, into the string itself.
+template <typename T>
+void put_with_spec(TextOut& line, const std::string& spec, const T& value) {
+  fmt::vformat_to(std::back_inserter(line.flush()), spec, fmt::make_format_args(value));
+}
+
+}  // namespace
+
 LinePattern::LinePattern(std::string pattern) {
   // fmt is the judge of what a valid pattern is; the pieces below only
   // spare it the named-argument lookups on every line.
@@ -77,7 +87,6 @@ void LinePattern::append(std::string& out, const Record& record, const TimeStyle
 
 void LinePattern::append_message(detail::TextOut& line, const Piece& piece, const Record& record,
                                  const TimeStyle& style, const std::string_view* rendered) const {
-  std::size_t room;
   if (!piece.text.empty()) {
     std::string message;
     if (rendered) {
@@ -85,12 +94,10 @@ void LinePattern::append_message(detail::TextOut& line, const Piece& piece, cons
     } else {
       render_message(record, message, nullptr, &style);
     }
-    fmt::vformat_to(std::back_inserter(line.flush()), piece.text, fmt::make_format_args(message));
+    put_with_spec(line, piece.text, message);
   } else if (rendered) {
     line += *rendered;
-  } else if (renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
-    line.advance(put_plain_message(line.room(room), record.site->format, record.args));  // as render_message() would
-  } else {
+  } else if (!write_plain_message(line, record)) {
     render_message(record, line.flush(), nullptr, &style);
   }
   if (record.kind == RecordKind::log && record.suppressed > 0) {
@@ -109,11 +116,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
                               const std::string_view* rendered) const {
   // Log records and suppressed-calls reports have a site; drop reports do not.
   bool is_log = record.site != nullptr;
-  // A field with a spec is fmt's to write, into the string itself.
   TextOut line(out);
-  auto put_with_spec = [&line](const Piece& piece, const auto& value) {
-    fmt::vformat_to(std::back_inserter(line.flush()), piece.text, fmt::make_format_args(value));
-  };
   for (const Piece& piece : pieces_) {
     switch (piece.field) {
       case Field::literal:
@@ -125,7 +128,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         } else {
           std::string time;
           append_time(time, record.unix_ns, style);
-          put_with_spec(piece, time);
+          put_with_spec(line, piece.text, time);
         }
         break;
       case Field::level: {
@@ -136,7 +139,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         if (piece.text.empty()) {
           line += name;
         } else {
-          put_with_spec(piece, name);
+          put_with_spec(line, piece.text, name);
         }
         if (color) line += "\x1b[0m";
         if (record.flight) line += kFlightMarker;
@@ -146,7 +149,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         if (piece.text.empty()) {
           line.decimal(record.thread->shown_id());
         } else {
-          put_with_spec(piece, record.thread->shown_id());
+          put_with_spec(line, piece.text, record.thread->shown_id());
         }
         break;
       case Field::file: {
@@ -154,7 +157,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         if (piece.text.empty()) {
           line += file;
         } else {
-          put_with_spec(piece, file);
+          put_with_spec(line, piece.text, file);
         }
         break;
       }
@@ -162,7 +165,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         if (piece.text.empty()) {
           line.decimal(is_log ? record.site->line : 0u);
         } else {
-          put_with_spec(piece, is_log ? record.site->line : 0u);
+          put_with_spec(line, piece.text, is_log ? record.site->line : 0u);
         }
         break;
       case Field::message:
@@ -174,7 +177,7 @@ void LinePattern::append_line(std::string& out, const Record& record, const Time
         } else {
           std::string text;
           append_context_text(text, record.context);
-          put_with_spec(piece, text);
+          put_with_spec(line, piece.text, text);
         }
         break;
     }

@@ -225,7 +225,8 @@ namespace {
 
 bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
   // Most records; a plain format passed the check and has no dynamic widths.
-  if (std::size_t room; renders_plain(record) && (room = plain_message_room(record)) != kNotWritten) {
+  // Sized exactly: no copy through TextOut's stack.
+  if (std::size_t room = plain_message_room(record); room != kNotWritten) {
     Room message(out, room);
     message.finish(put_plain_message(message.begin(), record.site->format, record.args));
     return true;

@@ -35,10 +35,11 @@ inline bool renders_plain(const Record& record) {
          record.site->arg_names.empty();
 }
 
-// Room for the message of a record renders_plain() takes, or kNotWritten
-// when an argument is of a type only fmt writes (long double, pointer: rare). Arguments the format does
-// not use are counted too: room to spare.
+// Room for a plain message, or kNotWritten for a record renders_plain()
+// does not take or with an argument only fmt writes (long double, pointer:
+// rare). Arguments the format does not use are counted too: room to spare.
 inline std::size_t plain_message_room(const Record& record) {
+  if (!renders_plain(record)) return kNotWritten;
   std::size_t room = record.site->format.size();
   for (const Arg& a : record.args) {
     std::size_t n = scalar_text_room(a);
@@ -59,6 +60,15 @@ inline char* put_plain_message(char* to, std::string_view format, std::span<cons
     to = put_scalar_text(to, args[next]);
     p = open + 2;
   }
+}
+
+// A plain message into `out`: false, having written nothing, for a record
+// renders_plain() does not take or with an argument only fmt writes.
+inline bool write_plain_message(TextOut& out, const Record& record) {
+  std::size_t room = plain_message_room(record);
+  if (room == kNotWritten) return false;
+  out.advance(put_plain_message(out.room(room), record.site->format, record.args));
+  return true;
 }
 
 }  // namespace terse::decoder::detail
