@@ -126,7 +126,7 @@ int on_statistics(rd_kafka_t*, char* json, std::size_t length, void* opaque) {
 
 }  // namespace
 
-bool valid_brokers(const std::string& list, std::string& why) {
+Result<> valid_brokers(const std::string& list) {
   std::size_t start = 0;
   for (;;) {
     std::size_t comma = list.find(',', start);
@@ -135,11 +135,8 @@ bool valid_brokers(const std::string& list, std::string& why) {
     bool port_ok = colon != std::string::npos && colon + 1 < broker.size() && colon > 0 &&
                    broker.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
                    broker.size() - colon - 1 <= 5 && std::stoul(broker.substr(colon + 1)) - 1 < 65535;
-    if (!port_ok) {
-      why = "'" + broker + "' is not HOST:PORT (port 1 to 65535)";
-      return false;
-    }
-    if (comma == std::string::npos) return true;
+    if (!port_ok) return Failure{"'" + broker + "' is not HOST:PORT (port 1 to 65535)"};
+    if (comma == std::string::npos) return {};
     start = comma + 1;
   }
 }

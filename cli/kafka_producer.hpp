@@ -20,6 +20,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <terse/result.hpp>
+
 #include "commands.hpp"
 
 namespace terse::cli {
@@ -85,8 +87,8 @@ struct KafkaState {
   std::uint64_t transient_errors = 0;  // connections refused or lost, timeouts: each is tried again
 };
 
-// False, with why, for a list that is not HOST:PORT[,HOST:PORT...].
-bool valid_brokers(const std::string& list, std::string& why);
+// Fails, saying why, for a list that is not HOST:PORT[,HOST:PORT...].
+Result<> valid_brokers(const std::string& list);
 
 class Producer {
  public:

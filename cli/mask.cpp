@@ -60,14 +60,13 @@ void Masker::apply(std::string& text) const {
   }
 }
 
-bool Masker::reload_if_changed(std::string& error) {
+Result<bool> Masker::reload_if_changed() {
   if (!changed()) return false;
   try {
     rules_ = load_mask_rules(path_);
     return true;
   } catch (const std::exception& e) {
-    error = std::string(e.what()) + "; the earlier rules stay in force";
-    return false;
+    return Failure{std::string(e.what()) + "; the earlier rules stay in force"};
   }
 }
 
@@ -83,11 +82,11 @@ bool Masker::changed() {
 }
 
 void reload_mask(Masker& mask, const char* program) {
-  std::string error;
-  if (mask.reload_if_changed(error)) {
+  Result<bool> reloaded = mask.reload_if_changed();
+  if (!reloaded) {
+    std::fprintf(stderr, "%s: %s\n", program, reloaded.why().c_str());
+  } else if (*reloaded) {
     std::fprintf(stderr, "%s: --mask %s: reloaded (%zu rules)\n", program, mask.path().c_str(), mask.size());
-  } else if (!error.empty()) {
-    std::fprintf(stderr, "%s: %s\n", program, error.c_str());
   }
 }
 

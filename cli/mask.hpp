@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <terse/result.hpp>
+
 namespace terse::cli {
 
 struct MaskRule {
@@ -28,9 +30,10 @@ class Masker {
 
   // Following: re-reads the rules when the file changed since they were
   // read. Called between records, so each record is masked by one set of
-  // rules. A file that no longer parses keeps the rules in force; `error`
-  // says why. True when new rules were loaded.
-  bool reload_if_changed(std::string& error);
+  // rules. A file that no longer parses keeps the rules in force, and the
+  // failure says why. True when new rules were loaded, false when the file
+  // did not change.
+  Result<bool> reload_if_changed();
 
   std::size_t size() const { return rules_.size(); }
   const std::string& path() const { return path_; }

@@ -197,8 +197,7 @@ std::optional<int> Shipper::start() {
 }
 
 std::optional<int> Shipper::check_options() {
-  std::string why;
-  if (!valid_brokers(o_.brokers, why)) return usage_error("--brokers: " + why);
+  if (Result<> brokers = valid_brokers(o_.brokers); !brokers) return usage_error("--brokers: " + brokers.why());
   if (o_.topic.empty()) return usage_error("--topic is empty");
   for (const auto& path : o_.paths)
     if (path == "-")

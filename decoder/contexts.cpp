@@ -58,9 +58,8 @@ bool StreamDecoder::State::apply_context(std::uint32_t thread, std::string_view 
     damage(cursor_frame, "a context record names call site " + std::to_string(id) + ", which is no context site");
     return true;
   }
-  const char* why = "does not match the site's argument types";
-  if (!parse_args(a, *site, texts, arg_values, marked_texts, why) || !a.empty()) {
-    damage(cursor_frame, "a context record of site " + std::to_string(id) + " " + why);
+  if (Result<> parsed = parse_args(a, *site, texts, arg_values, marked_texts); !parsed) {
+    damage(cursor_frame, "a context record of site " + std::to_string(id) + " " + parsed.why());
     return true;
   }
   std::vector<ContextField>& open = contexts_of(thread, flight);

@@ -368,9 +368,8 @@ bool StreamDecoder::State::reported_site(std::string_view args, Site*& site, std
 // do not fit them.
 bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record) {
   wire::Reader a(args);
-  const char* why = "does not match the site's argument types";
-  if (!parse_args(a, site, texts, arg_values, marked_texts, why) || !a.empty()) {
-    damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + why);
+  if (Result<> parsed = parse_args(a, site, texts, arg_values, marked_texts); !parsed) {
+    damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + parsed.why());
     return false;
   }
   record.site = &site;

@@ -24,48 +24,37 @@ std::uint64_t next_site_serial() {
 
 // FORMAT.md §6 (1.4): the optional flags field; bits this reader does not
 // know are ignored.
-bool read_site_flags(wire::Reader& body, Site& site, std::string& error) {
+Result<> read_site_flags(wire::Reader& body, Site& site) {
   site.limited = false;
   site.context = false;
-  if (body.empty()) return true;
+  if (body.empty()) return {};
   std::uint64_t flags;
-  if (!body.varint(flags)) {
-    error = "its flags are malformed";
-    return false;
-  }
+  if (!body.varint(flags)) return Failure{"its flags are malformed"};
   site.limited = (flags & schema::kSiteFlagLimited) != 0;
   // FORMAT.md §7.3: a context site holds a key, then a value.
   site.context = (flags & schema::kSiteFlagContext) != 0;
   if (site.context &&
-      (site.limited || site.tags.size() != 2 || site.tags[0] != static_cast<std::uint8_t>(schema::TypeTag::string))) {
-    error = "it is a context site but not a key and a value";
-    return false;
-  }
-  return true;
+      (site.limited || site.tags.size() != 2 || site.tags[0] != static_cast<std::uint8_t>(schema::TypeTag::string)))
+    return Failure{"it is a context site but not a key and a value"};
+  return {};
 }
 
 // FORMAT.md §6: the optional arg_names field, none or one per argument.
-bool read_arg_names(wire::Reader& body, Site& site, std::string& error) {
+Result<> read_arg_names(wire::Reader& body, Site& site) {
   site.arg_names.clear();
-  if (body.empty()) return true;
+  if (body.empty()) return {};
   std::uint64_t n;
-  if (!body.varint(n) || (n != 0 && n != site.tags.size())) {
-    error = "its argument names are malformed";
-    return false;
-  }
+  if (!body.varint(n) || (n != 0 && n != site.tags.size())) return Failure{"its argument names are malformed"};
   site.arg_names.resize(static_cast<std::size_t>(n));
   for (auto& name : site.arg_names) {
     std::string_view text;
-    if (!body.length_prefixed(text, kMaxTextField)) {
-      error = "its argument names are malformed";
-      return false;
-    }
+    if (!body.length_prefixed(text, kMaxTextField)) return Failure{"its argument names are malformed"};
     name.assign(text);
   }
   // All positional: the same as no names, and rendered as fast.
   if (std::all_of(site.arg_names.begin(), site.arg_names.end(), [](const std::string& name) { return name.empty(); }))
     site.arg_names.clear();
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -136,9 +125,10 @@ void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
   site.file.assign(file);
   site.format.assign(format);
   site.tags.assign(tags.begin(), tags.end());
-  std::string unusable;
-  site.usable = detail::read_type_expressions(b, site, unusable) && read_arg_names(b, site, unusable) &&
-                read_site_flags(b, site, unusable);
+  Result<> readable = detail::read_type_expressions(b, site);
+  if (readable) readable = read_arg_names(b, site);
+  if (readable) readable = read_site_flags(b, site);
+  site.usable = readable.ok();
   if (!site.usable) {
     site.types = SiteTypes{};
     site.arg_names.clear();
@@ -151,7 +141,7 @@ void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
   index_site(site);
   if (!site.usable) {
     damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
-                             ") cannot be rendered, its records are skipped: " + unusable);
+                             ") cannot be rendered, its records are skipped: " + readable.why());
   } else if (!site.check.ok) {
     damage(frame.offset, "call site " + std::to_string(id) + " (" + site.file + ":" + std::to_string(line) +
                              ") has an unusable format string: " + site.check.error);

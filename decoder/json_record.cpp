@@ -63,7 +63,7 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
   thread_local std::string message;
   message.clear();
-  render_message(record, message, nullptr, &style);
+  render_message(record, message, &style);
   append_json_record(out, record, style, message, TextRewrite{});
 }
 

@@ -92,13 +92,13 @@ void LinePattern::append_message(detail::TextOut& line, const Piece& piece, cons
     if (rendered) {
       message = *rendered;
     } else {
-      render_message(record, message, nullptr, &style);
+      render_message(record, message, &style);
     }
     put_with_spec(line, piece.text, message);
   } else if (rendered) {
     line += *rendered;
   } else if (!write_plain_message(line, record)) {
-    render_message(record, line.flush(), nullptr, &style);
+    render_message(record, line.flush(), &style);
   }
   if (record.kind == RecordKind::log && record.suppressed > 0) {
     line += " [";

@@ -166,12 +166,11 @@ namespace {
 
 // Reports, and messages fmt itself writes: specs, structured and named
 // arguments, long doubles and pointers, and formats it rejects.
-[[gnu::noinline]] bool render_with_fmt(const Record& record, std::string& out, std::string* error,
-                                       const TimeStyle* style) {
+[[gnu::noinline]] Result<> render_with_fmt(const Record& record, std::string& out, const TimeStyle* style) {
   if (record.kind == RecordKind::suppressed) {
     fmt::format_to(std::back_inserter(out), "{} call{} suppressed after the site's last record", record.suppressed,
                    record.suppressed == 1 ? "" : "s");
-    return true;
+    return {};
   }
   if (record.kind == RecordKind::dropped) {
     TimeStyle zone = style ? *style : TimeStyle{};
@@ -180,7 +179,7 @@ namespace {
     append_time(last, record.dropped_last_ns, zone);
     fmt::format_to(std::back_inserter(out), "{} record{} dropped on thread {} between {} and {}", record.dropped_count,
                    record.dropped_count == 1 ? "" : "s", record.thread->shown_id(), first, last);
-    return true;
+    return {};
   }
   const Site& site = *record.site;
   std::string why;
@@ -211,27 +210,26 @@ namespace {
         format_structured(message, record);
       }
       out.append(message.data(), message.size());
-      return true;
+      return {};
     } catch (const fmt::format_error& e) {
       why = e.what();
     }
   }
-  if (error) *error = why;
   append_raw(out, record);
-  return false;
+  return Failure{std::move(why)};
 }
 
 }  // namespace
 
-bool render_message(const Record& record, std::string& out, std::string* error, const TimeStyle* style) {
+Result<> render_message(const Record& record, std::string& out, const TimeStyle* style) {
   // Most records; a plain format passed the check and has no dynamic widths.
   // Sized exactly: no copy through TextOut's stack.
   if (std::size_t room = plain_message_room(record); room != kNotWritten) {
     Room message(out, room);
     message.finish(put_plain_message(message.begin(), record.site->format, record.args));
-    return true;
+    return {};
   }
-  return render_with_fmt(record, out, error, style);
+  return render_with_fmt(record, out, style);
 }
 
 }  // namespace terse::decoder

@@ -16,12 +16,7 @@
 
 namespace terse::decoder::detail {
 
-// Level names as enumerators, generated from the schema's one list.
-enum class LevelValue : std::uint8_t {
-#define TERSE_X(name, value) name = value,
-  TERSE_SCHEMA_LEVELS(TERSE_X)
-#undef TERSE_X
-};
+using schema::LevelValue;
 
 inline bool is_structured(const Arg& a) { return a.tag == static_cast<std::uint8_t>(schema::TypeTag::structured); }
 

@@ -32,8 +32,9 @@ bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
 
 }  // namespace
 
-bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
-                std::vector<Arg>& args, std::vector<std::string>& marked, const char*& why) {
+Result<> parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
+                    std::vector<Arg>& args, std::vector<std::string>& marked) {
+  static constexpr const char* kMismatch = "does not match the site's argument types";
   const std::vector<std::uint8_t>& tags = site.tags;
   args.resize(tags.size());
   std::size_t structured = 0;
@@ -48,10 +49,7 @@ bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std:
         std::uint32_t id = 0;
         r.skip(4);
         auto text = r.le(id) ? texts.find(id) : texts.end();
-        if (text == texts.end()) {
-          why = "refers to a text entry the file has not defined";
-          return false;
-        }
+        if (text == texts.end()) return Failure{"refers to a text entry the file has not defined"};
         a.tag = tags[i];
         a.text = text->second;
         continue;
@@ -59,24 +57,24 @@ bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std:
       if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
           wire::get_le<std::uint32_t>(r.position()) == schema::kStringCut) {
         if (marked.size() <= i) marked.resize(tags.size());
-        if (!read_cut_string(r, a, marked[i])) return false;
+        if (!read_cut_string(r, a, marked[i])) return Failure{kMismatch};
         continue;
       }
-      if (!detail::read_scalar(r, tags[i], a)) return false;
+      if (!detail::read_scalar(r, tags[i], a)) return Failure{kMismatch};
       continue;
     }
     a.tag = tags[i];
     a.type = site.types.roots[structured++];
     std::uint32_t size;
-    if (!r.le(size) || !r.bytes(size, a.text)) return false;
+    if (!r.le(size) || !r.bytes(size, a.text)) return Failure{kMismatch};
     if (!detail::check_value(site.types, a.type, a.text, budget)) {
-      why = budget.elements > detail::kMaxElementsPerRecord || budget.values > detail::kMaxValuesPerRecord
-                ? "holds more structured elements than a record may (2^20)"
-                : "has a structured argument that does not match its type expression";
-      return false;
+      return Failure{budget.elements > detail::kMaxElementsPerRecord || budget.values > detail::kMaxValuesPerRecord
+                         ? "holds more structured elements than a record may (2^20)"
+                         : "has a structured argument that does not match its type expression"};
     }
   }
-  return true;
+  if (!r.empty()) return Failure{kMismatch};
+  return {};
 }
 
 bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,

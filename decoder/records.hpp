@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/result.hpp>
 #include <terse/wire.hpp>
 
 namespace terse::decoder::detail {
@@ -19,12 +20,12 @@ namespace terse::decoder::detail {
 bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,
                    wire::Reader& rows);
 
-// Parses a record's arguments by its site's tags. Structured values are
-// checked against their expressions here, once, so that rendering can trust
-// them; `why` says what did not match. `texts` are the file's text entries;
-// a cut string's kept bytes and mark go into `marked`, which its argument's
-// text then refers to.
-bool parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
-                std::vector<Arg>& args, std::vector<std::string>& marked, const char*& why);
+// Parses a record's arguments, all of `r`, by its site's tags. Structured
+// values are checked against their expressions here, once, so that
+// rendering can trust them; a failure says what did not match. `texts` are
+// the file's text entries; a cut string's kept bytes and mark go into
+// `marked`, which its argument's text then refers to.
+Result<> parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
+                    std::vector<Arg>& args, std::vector<std::string>& marked);
 
 }  // namespace terse::decoder::detail

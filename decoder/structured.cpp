@@ -98,33 +98,27 @@ bool TypeReader::children(std::uint32_t parent, std::uint64_t n, int depth, bool
   return true;
 }
 
-bool read_type_expressions(wire::Reader& body, Site& site, std::string& error) {
+Result<> read_type_expressions(wire::Reader& body, Site& site) {
   SiteTypes& types = site.types;
   types = SiteTypes{};
   std::size_t structured = static_cast<std::size_t>(
       std::count(site.tags.begin(), site.tags.end(), static_cast<std::uint8_t>(TypeTag::structured)));
   if (body.empty()) {
-    if (structured == 0) return true;
-    error = "it has structured arguments but no type expressions";
-    return false;
+    if (structured == 0) return {};
+    return Failure{"it has structured arguments but no type expressions"};
   }
   std::uint64_t n;
-  if (!body.varint(n)) {
-    error = "its type expressions are malformed";
-    return false;
-  }
-  if (n != structured) {
-    error =
-        "it has " + std::to_string(structured) + " structured arguments but " + std::to_string(n) + " type expressions";
-    return false;
-  }
-  TypeReader reader(body, types, error);
+  if (!body.varint(n)) return Failure{"its type expressions are malformed"};
+  if (n != structured)
+    return Failure{"it has " + std::to_string(structured) + " structured arguments but " + std::to_string(n) +
+                   " type expressions"};
+  TypeReader reader(body, types);
   for (std::size_t k = 0; k < structured; ++k) {
     std::uint32_t root;
-    if (!reader.expression(1, root)) return false;
+    if (!reader.expression(1, root)) return Failure{reader.error()};
     types.roots.push_back(root);
   }
-  return true;
+  return {};
 }
 
 // ---- values ------------------------------------------------------------------------

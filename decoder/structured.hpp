@@ -141,9 +141,9 @@ constexpr bool is_scalar_code(std::uint8_t code) {
 // ---- type expressions and values ---------------------------------------------
 
 // Reads the `arg_types` field of a site entry (FORMAT.md §6) into
-// site.types, one expression per structured tag. False with `error` set
-// when the field is malformed or exceeds the reader bounds of §8.1.
-bool read_type_expressions(wire::Reader& body, Site& site, std::string& error);
+// site.types, one expression per structured tag. Fails when the field is
+// malformed or exceeds the reader bounds of §8.1.
+Result<> read_type_expressions(wire::Reader& body, Site& site);
 
 // Work one record's structured values may cause, counted while they are
 // checked (FORMAT.md §8.1 "Values").

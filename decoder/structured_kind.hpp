@@ -64,7 +64,7 @@ const Kind* kind_of(std::uint8_t code);
 // §8.1 that hold across kinds (depth, nodes, text).
 class TypeReader {
  public:
-  TypeReader(wire::Reader& r, SiteTypes& types, std::string& error) : r_(r), types_(types), error_(error) {}
+  TypeReader(wire::Reader& r, SiteTypes& types) : r_(r), types_(types) {}
 
   // One expression at `depth` (a root is at 1); `index` is its node.
   bool expression(int depth, std::uint32_t& index);
@@ -75,7 +75,9 @@ class TypeReader {
   // reading children.
   TypeExpr& node(std::uint32_t index) { return types_.nodes[index]; }
 
+  // Each reading step returns false once one failed; error() says why.
   bool fail(std::string why);
+  const std::string& error() const { return error_; }
   // A varint count of members, at most `max`.
   bool count(std::uint64_t& n, std::uint64_t max);
   // A length-prefixed text, kept in types().text within its 1 MiB.
@@ -87,7 +89,7 @@ class TypeReader {
  private:
   wire::Reader& r_;
   SiteTypes& types_;
-  std::string& error_;
+  std::string error_;
 };
 
 bool integer_tag(std::uint8_t tag);

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include <terse/result.hpp>
+
 #include "log_files.hpp"
 
 namespace terse::input {
@@ -48,7 +50,7 @@ std::string base64url(std::string_view bytes) {
 }
 
 // The bytes, or what is wrong with the text.
-std::optional<std::string> from_base64url(std::string_view text, std::size_t offset, std::string& error) {
+Result<std::string> from_base64url(std::string_view text, std::size_t offset) {
   auto value = [](char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -66,8 +68,7 @@ std::optional<std::string> from_base64url(std::string_view text, std::size_t off
       char shown[16];
       std::snprintf(shown, sizeof shown, (text[i] >= 0x20 && text[i] < 0x7f) ? "'%c'" : "byte 0x%02x",
                     static_cast<unsigned char>(text[i]));
-      error = "character " + std::to_string(offset + i + 1) + " (" + shown + ") is not base64url";
-      return std::nullopt;
+      return Failure{"character " + std::to_string(offset + i + 1) + " (" + shown + ") is not base64url"};
     }
     bits = (bits << 6) | static_cast<std::uint32_t>(v);
     count += 6;
@@ -77,10 +78,8 @@ std::optional<std::string> from_base64url(std::string_view text, std::size_t off
     }
   }
   // Six bits left over, or set bits after the last byte: not base64url of anything.
-  if (count >= 6 || (bits & ((1u << count) - 1)) != 0) {
-    error = "its length or last character is not one base64url ends with (cut short?)";
-    return std::nullopt;
-  }
+  if (count >= 6 || (bits & ((1u << count) - 1)) != 0)
+    return Failure{"its length or last character is not one base64url ends with (cut short?)"};
   return out;
 }
 
@@ -209,26 +208,21 @@ std::optional<Cursor> decode_cursor_v1(const std::string& text) {
 
 // ---- reading either ------------------------------------------------------------
 
-ParsedCursor parse_cursor(const std::string& text) {
-  ParsedCursor parsed;
-  auto fail = [&](std::string why) {
-    parsed.inputs.clear();
-    parsed.error = std::move(why);
-    return parsed;
-  };
+Result<std::vector<InputPosition>> parse_cursor(const std::string& text) {
+  std::vector<InputPosition> inputs;
+  auto fail = [](std::string why) { return Failure{std::move(why)}; };
   if (text.empty()) return fail("it is empty");
   if (text.rfind("1-", 0) == 0) {
     auto v1 = decode_cursor_v1(text);
     if (!v1) return fail("it starts as a cursor of version 1 but is not one (1-NAME-OFFSET-INDEX-TICKS in hex)");
-    parsed.inputs.push_back(InputPosition{std::nullopt, std::move(*v1), std::nullopt});
-    return parsed;
+    inputs.push_back(InputPosition{std::nullopt, std::move(*v1), std::nullopt});
+    return inputs;
   }
   bool with_writer = text.rfind("3.", 0) == 0;
   if (!with_writer && text.rfind("2.", 0) != 0)
     return fail("it does not start with a cursor version ('3.', or '2.' or '1-' from older terse)");
-  std::string error;
-  auto bytes = from_base64url(std::string_view(text).substr(2), 2, error);
-  if (!bytes) return fail(error);
+  Result<std::string> bytes = from_base64url(std::string_view(text).substr(2), 2);
+  if (!bytes) return fail(bytes.why());
   if (bytes->size() < 5) return fail("it is too short to hold a place (cut short?)");
   Reader checksum(std::string_view(*bytes).substr(bytes->size() - 4));
   std::uint32_t check = 0;
@@ -259,10 +253,10 @@ ParsedCursor parse_cursor(const std::string& text) {
     if (dir != 0) input.dir_hash = dir;
     std::uint64_t writer = std::uint64_t{writer_high} << 32 | writer_low;
     if (writer != 0) input.writer = writer;
-    parsed.inputs.push_back(std::move(input));
+    inputs.push_back(std::move(input));
   }
   if (in.left() != 0) return fail(std::to_string(in.left()) + " bytes follow its last input");
-  return parsed;
+  return inputs;
 }
 
 }  // namespace terse::input

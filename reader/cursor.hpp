@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include <terse/result.hpp>
+
 #include "position.hpp"
 
 namespace terse::input {
@@ -51,11 +53,8 @@ std::string encode_cursor_v1(const Cursor& c);
 // Nothing for a string that is not a cursor of version 1.
 std::optional<Cursor> decode_cursor_v1(const std::string& text);
 
-struct ParsedCursor {
-  std::vector<InputPosition> inputs;
-  std::string error;  // what is wrong, when it is not a cursor
-};
-
-ParsedCursor parse_cursor(const std::string& text);
+// The places a cursor names; a failure says what is wrong when it is not a
+// cursor.
+Result<std::vector<InputPosition>> parse_cursor(const std::string& text);
 
 }  // namespace terse::input

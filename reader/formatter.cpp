@@ -50,7 +50,7 @@ const FormatOptions& Formatter::options() const { return impl_->options; }
 
 bool Formatter::message(const Record& record, std::string& out) const {
   std::size_t start = out.size();
-  bool ok = decoder::render_message(raw(record), out, nullptr, &impl_->style);
+  bool ok = decoder::render_message(raw(record), out, &impl_->style).ok();
   if (const auto& rewrite = impl_->options.rewrite) {
     std::string text = out.substr(start);
     rewrite(text);

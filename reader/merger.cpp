@@ -135,8 +135,8 @@ bool Merger::fits(const Slot& slot, const InputPosition& entry, const std::strin
 // The inputs each cursor entry goes to. Entries are taken in their own
 // directory first, so that a moved log of a NAME another input shares still
 // finds the inputs left for it.
-std::vector<std::vector<std::size_t>> Merger::match_entries(const std::vector<InputPosition>& entries,
-                                                            const std::vector<std::string>& logs, std::string& error) {
+Result<std::vector<std::vector<std::size_t>>> Merger::match_entries(const std::vector<InputPosition>& entries,
+                                                                    const std::vector<std::string>& logs) {
   std::vector<std::vector<std::size_t>> slots_of(entries.size());
   std::vector<bool> claimed(slots_.size(), false);
   for (std::size_t e = 0; e < entries.size(); ++e) {
@@ -153,10 +153,9 @@ std::vector<std::vector<std::size_t>> Merger::match_entries(const std::vector<In
       if (!claimed[i] && fits(slots_[i], entries[e], logs[e])) moved.push_back(i);
     auto other_dir = [&](std::size_t i) { return slots_[i].dir_hash != slots_[moved.front()].dir_hash; };
     if (std::any_of(moved.begin(), moved.end(), other_dir)) {
-      error = "the cursor's place in " + entries[e].at.file + " fits inputs of the log '" + logs[e] +
-              "' in several directories, none of them the one the cursor was taken in; " +
-              "give the directories as they were";
-      return {};
+      return Failure{"the cursor's place in " + entries[e].at.file + " fits inputs of the log '" + logs[e] +
+                     "' in several directories, none of them the one the cursor was taken in; " +
+                     "give the directories as they were"};
     }
     for (std::size_t i : moved) claimed[i] = true;
     slots_of[e] = std::move(moved);
@@ -164,25 +163,24 @@ std::vector<std::vector<std::size_t>> Merger::match_entries(const std::vector<In
   return slots_of;
 }
 
-std::string Merger::resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes) {
+Result<> Merger::resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes) {
   std::vector<std::string> logs(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) logs[e] = log_of(entries[e].at.file);
-  std::string error;
-  std::vector<std::vector<std::size_t>> slots_of = match_entries(entries, logs, error);
-  if (!error.empty()) return error;
+  auto slots_of = match_entries(entries, logs);
+  if (!slots_of) return Failure{slots_of.why()};
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const InputPosition& entry = entries[e];
-    for (std::size_t i : slots_of[e]) {
+    for (std::size_t i : (*slots_of)[e]) {
       std::string note;
-      error = resume_slot(slots_[i], entry.at, note);
-      if (!error.empty()) return error;
+      if (Result<> resumed = resume_slot(slots_[i], entry.at, note); !resumed) return resumed;
       if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
     }
-    if (!slots_of[e].empty()) continue;
+    if (!(*slots_of)[e].empty()) continue;
     bool from_a_dir_given = entry.dir_hash && std::any_of(dirs_.begin(), dirs_.end(), [&](const WatchedDir& dir) {
                               return fnv1a32(dir.absolute) == *entry.dir_hash;
                             });
-    if (!from_a_dir_given && !slots_.empty()) return "the cursor is for " + entry.at.file + ", " + not_here(logs[e]);
+    if (!from_a_dir_given && !slots_.empty())
+      return Failure{"the cursor is for " + entry.at.file + ", " + not_here(logs[e])};
     notes.push_back(entry.at.file + " is gone, and so are the files after it: " +
                     (follow_ ? "waiting for new ones" : "nothing to resume at"));
     carried_.push_back(
@@ -259,10 +257,10 @@ bool Merger::may_take(const Slot& from) const {
   return true;
 }
 
-std::string Merger::resume_slot(Slot& slot, const Position& at, std::string& note) {
-  std::string error = slot.source->resume_after(at.file, at.frame_offset, at.frame_index, at.ticks, note);
-  if (error.empty()) slot.position = at;
-  return error;
+Result<> Merger::resume_slot(Slot& slot, const Position& at, std::string& note) {
+  Result<> resumed = slot.source->resume_after(at.file, at.frame_offset, at.frame_index, at.ticks, note);
+  if (resumed) slot.position = at;
+  return resumed;
 }
 
 // Why a cursor's log is not among the inputs, naming those that are.
@@ -302,7 +300,7 @@ void Merger::take_up_carried(Slot& slot) {
     if (it->log != slot.log || (it->has_dir && it->dir_hash != slot.dir_hash)) continue;
     if (it->writer && *it->writer != slot.source->writer()) continue;
     std::string note;
-    if (resume_slot(slot, it->at, note).empty()) carried_.erase(it);
+    if (resume_slot(slot, it->at, note)) carried_.erase(it);
     return;
   }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/result.hpp>
 #include <terse/timing.hpp>
 
 #include "log_files.hpp"
@@ -91,7 +92,7 @@ class Merger {
   // (retention removed them all, or a followed directory is still empty) is
   // kept for when it appears and carried on into the cursors printed. An
   // empty string, or what is wrong; `notes` says what was lost.
-  std::string resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes);
+  Result<> resume_after(const std::vector<InputPosition>& entries, std::vector<std::string>& notes);
 
   std::uint64_t damaged() const;
   // Every input's Source::totals added up.
@@ -147,10 +148,10 @@ class Merger {
   void took(Slot& slot, const decoder::Record& record, const std::string& file);
   static bool past(std::int64_t checked_ns, std::int64_t quiet_since_ns, std::int64_t time_ns);
   bool may_take(const Slot& from) const;
-  std::vector<std::vector<std::size_t>> match_entries(const std::vector<InputPosition>& entries,
-                                                      const std::vector<std::string>& logs, std::string& error);
+  Result<std::vector<std::vector<std::size_t>>> match_entries(const std::vector<InputPosition>& entries,
+                                                              const std::vector<std::string>& logs);
   bool fits(const Slot& slot, const InputPosition& entry, const std::string& log) const;
-  std::string resume_slot(Slot& slot, const Position& at, std::string& note);
+  Result<> resume_slot(Slot& slot, const Position& at, std::string& note);
   std::string not_here(const std::string& log) const;
   static std::string slot_key(const fs::path& file, const std::optional<std::string>& writer);
   Source& source_for(const fs::path& file, const std::optional<std::string>& writer);

@@ -26,6 +26,9 @@ namespace terse::reader::detail {
 // A Filter as the decoder applies it, per call site and thread.
 decoder::Filter decoder_filter(const Filter& filter);
 
+// A log record's argument as Record::args() gives it.
+Value argument_value(const decoder::Site& site, const decoder::Arg& argument);
+
 struct RecordData {
   const decoder::Record* record = nullptr;
   const std::string* file = nullptr;  // the name of the file it came from

@@ -74,8 +74,8 @@ bool Source::next(decoder::Record& record) {
   }
 }
 
-std::string Source::resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
-                                 std::uint64_t ticks, std::string& note) {
+Result<> Source::resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
+                              std::uint64_t ticks, std::string& note) {
   Resume at{file, frame_offset, frame_index, ticks};
   if (parse_name(file)) return resume_in_named_file(file, at, note);
   // A file the runtime did not name is a sequence of its own.
@@ -84,23 +84,23 @@ std::string Source::resume_after(const std::string& file, std::uint64_t frame_of
       resume_.emplace(std::move(at));
       return {};
     }
-  return "the cursor is for " + file + ", which is not among the files given";
+  return Failure{"the cursor is for " + file + ", which is not among the files given"};
 }
 
-std::string Source::resume_in_named_file(const std::string& file, const Resume& at, std::string& note) {
+Result<> Source::resume_in_named_file(const std::string& file, const Resume& at, std::string& note) {
   auto wanted = parse_name(file);
   std::string dir = dir_;
   std::string prefix = prefix_;
   if (dir.empty() || prefix.empty()) {
     std::string any = !pending_.empty() ? pending_.front() : seen_.empty() ? std::string() : *seen_.begin();
     auto name = parse_name(fs::path(any).filename().string());
-    if (!name) return "the files given are not named as terse names them (NAME-YYYYMMDD-NNN.tlog)";
+    if (!name) return Failure{"the files given are not named as terse names them (NAME-YYYYMMDD-NNN.tlog)"};
     dir = fs::path(any).parent_path().string();
     if (dir.empty()) dir = ".";
     prefix = name->prefix;
   }
   if (!wanted || wanted->prefix != prefix)
-    return "the cursor is for " + file + ", which is not of the log '" + prefix + "' in " + dir;
+    return Failure{"the cursor is for " + file + ", which is not of the log '" + prefix + "' in " + dir};
   auto key = std::make_tuple(wanted->date, wanted->sequence);
   std::error_code ec;
   std::vector<fs::path> later;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/result.hpp>
 
 #include "log_files.hpp"
 
@@ -62,9 +63,9 @@ class Source {
   // --after-cursor: start after the record at (frame_offset, frame_index)
   // of the file called `file` in this sequence's directory. When that file
   // is gone (retention removed it), start at the oldest later file and say
-  // so in `note`. An empty string, or why the cursor cannot apply.
-  std::string resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
-                           std::uint64_t ticks, std::string& note);
+  // so in `note`. Fails saying why when the cursor cannot apply.
+  Result<> resume_after(const std::string& file, std::uint64_t frame_offset, std::uint32_t frame_index,
+                        std::uint64_t ticks, std::string& note);
 
  private:
   using FileKey = std::tuple<std::string, unsigned long>;  // date, sequence
@@ -81,7 +82,7 @@ class Source {
   bool open_file(const std::string& path);
   void close_current();
   void rescan();
-  std::string resume_in_named_file(const std::string& file, const Resume& at, std::string& note);
+  Result<> resume_in_named_file(const std::string& file, const Resume& at, std::string& note);
   bool is_mine(const std::string& path);
 
   std::string label_;

@@ -77,6 +77,16 @@ ThreadBuffer* create_thread_buffer_mapped();
 // that a thread missing from the list is here.
 std::uint64_t earliest_starting_call() noexcept;
 
+// In a spin-wait: tells the core the loop is waiting, which yields the
+// pipeline to a sibling hardware thread and saves power.
+inline void spin_hint() noexcept {
+#if TERSE_CLOCK_TSC
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 // Sets a thread_local flag for the life of the object: how a call notices
 // that it landed inside a call of its own thread (from a signal handler) in
 // a part where the ring's window does not say so.

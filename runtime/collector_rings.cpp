@@ -8,6 +8,8 @@
 #include <system_error>
 #include <thread>
 
+#include <terse/detail/test_hooks.hpp>
+
 #include "buffers.hpp"
 #include "collector.hpp"
 #include "platform.hpp"

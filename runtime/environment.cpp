@@ -28,15 +28,9 @@ const char* variable(const char* name) { return std::getenv(name); }
 }  // namespace
 
 bool parse_level(std::string_view text, Level& level) {
-  static constexpr std::pair<const char*, Level> kLevels[] = {
-#define TERSE_X(name, value) {#name, Level::name},
-      TERSE_SCHEMA_LEVELS(TERSE_X)
-#undef TERSE_X
-          {"off", Level::off},
-  };
-  for (const auto& [name, value] : kLevels) {
-    if (same_text(text, name)) {
-      level = value;
+  for (int value = 0; value <= static_cast<int>(Level::off); ++value) {
+    if (same_text(text, level_name(static_cast<Level>(value)))) {
+      level = static_cast<Level>(value);
       return true;
     }
   }
@@ -47,10 +41,11 @@ Config apply_environment(Config config, LevelSpec& levels) {
   levels = LevelSpec{};
   if (!config.read_environment) return config;
   if (const char* text = variable("TERSE_LEVEL")) {
-    std::string error;
-    if (!parse_levels(text, levels, error))
-      throw Error(std::string("terse: TERSE_LEVEL='") + text + "' is not valid: " + error +
+    Result<LevelSpec> parsed = parse_levels(text);
+    if (!parsed)
+      throw Error(std::string("terse: TERSE_LEVEL='") + text + "' is not valid: " + parsed.why() +
                   "; accepted: " + kLevelsSyntax);
+    levels = std::move(*parsed);
     if (levels.default_level) config.level = *levels.default_level;
   }
   if (const char* text = variable("TERSE_LEVELS_FILE")) config.levels_file = text;

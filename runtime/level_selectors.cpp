@@ -32,57 +32,37 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
 }
 
-bool parse_selector(std::string_view text, LevelRule& rule, std::string& error) {
+Result<LevelRule> parse_selector(std::string_view text) {
+  if (text.empty()) return Failure{"a selector is empty"};
+  LevelRule rule;
   rule.path.assign(text);
-  rule.line = 0;
-  if (text.empty()) {
-    error = "a selector is empty";
-    return false;
-  }
   std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return true;
+  if (colon == std::string_view::npos) return rule;
   std::string_view digits = text.substr(colon + 1);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
-    if (digits.empty()) {
-      error = quoted(text) + " has no line number after ':'";
-      return false;
-    }
-    return true;  // a ':' that is part of the path
-  }
+  if (digits.empty()) return Failure{quoted(text) + " has no line number after ':'"};
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return rule;  // a ':' that is part of the path
   std::string_view file = text.substr(0, colon);
   std::uint64_t line = 0;
   for (char c : digits) {
     line = line * 10 + static_cast<std::uint64_t>(c - '0');
     if (line > UINT32_MAX) break;
   }
-  if (line == 0 || line > UINT32_MAX) {
-    error = quoted(text) + ": " + quoted(digits) + " is not a line number";
-    return false;
-  }
-  if (file.empty() || file.back() == '/') {
-    error = quoted(text) + ": a call site is a file and a line";
-    return false;
-  }
+  if (line == 0 || line > UINT32_MAX) return Failure{quoted(text) + ": " + quoted(digits) + " is not a line number"};
+  if (file.empty() || file.back() == '/') return Failure{quoted(text) + ": a call site is a file and a line"};
   rule.path.assign(file);
   rule.line = static_cast<std::uint32_t>(line);
-  return true;
+  return rule;
 }
 
 const char* level_name(Level level) {
-  static constexpr const char* kNames[] = {
-#define TERSE_X(name, value) #name,
-      TERSE_SCHEMA_LEVELS(TERSE_X)
-#undef TERSE_X
-          "off",
-  };
-  return kNames[static_cast<std::size_t>(level)];
+  return level == Level::off ? "off" : schema::level_name(static_cast<std::uint8_t>(level));
 }
 
 const char* const kLevelsSyntax =
     "a default level (trace, debug, info, warn, error, critical or off) and SELECTOR=LEVEL items, comma-separated, "
     "where SELECTOR is a path prefix (net/), a file (db/query.cpp) or a call site (db/query.cpp:120)";
 
-bool parse_levels(std::string_view text, LevelSpec& spec, std::string& error) {
+Result<LevelSpec> parse_levels(std::string_view text) {
   LevelSpec parsed;
   std::size_t line_start = 0;
   while (line_start <= text.size()) {
@@ -98,34 +78,24 @@ bool parse_levels(std::string_view text, LevelSpec& spec, std::string& error) {
       std::size_t equals = item.find('=');
       Level level{};
       if (equals == std::string_view::npos) {
-        if (!parse_level(item, level)) {
-          error = quoted(item) + " is not a level";
-          return false;
-        }
-        if (parsed.default_level) {
-          error = "two default levels, " + quoted(level_name(*parsed.default_level)) + " and " + quoted(item);
-          return false;
-        }
+        if (!parse_level(item, level)) return Failure{quoted(item) + " is not a level"};
+        if (parsed.default_level)
+          return Failure{"two default levels, " + quoted(level_name(*parsed.default_level)) + " and " + quoted(item)};
         parsed.default_level = level;
         continue;
       }
       std::string_view level_text = trim(item.substr(equals + 1));
-      if (!parse_level(level_text, level)) {
-        error = quoted(item) + ": " + quoted(level_text) + " is not a level";
-        return false;
-      }
-      LevelRule rule;
-      if (!parse_selector(trim(item.substr(0, equals)), rule, error)) {
-        if (rule.path.empty()) error = quoted(item) + " has no selector before '='";
-        return false;
-      }
-      rule.level = level;
-      keep_rule(parsed.rules, std::move(rule));
+      if (!parse_level(level_text, level)) return Failure{quoted(item) + ": " + quoted(level_text) + " is not a level"};
+      std::string_view selector = trim(item.substr(0, equals));
+      if (selector.empty()) return Failure{quoted(item) + " has no selector before '='"};
+      Result<LevelRule> rule = parse_selector(selector);
+      if (!rule) return Failure{rule.why()};
+      rule->level = level;
+      keep_rule(parsed.rules, std::move(*rule));
     }
     line_start = line_end + 1;
   }
-  spec = std::move(parsed);
-  return true;
+  return parsed;
 }
 
 std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint32_t line) noexcept {

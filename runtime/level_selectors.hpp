@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <terse/result.hpp>
 #include <terse/terse.hpp>
 
 namespace terse::detail {
@@ -25,8 +26,8 @@ struct LevelSpec {
   std::optional<Level> default_level;
   std::vector<LevelRule> rules;  // one per selector, the last given
 };
-// False, with `error` saying which item is wrong and why, when it does not parse.
-bool parse_levels(std::string_view text, LevelSpec& spec, std::string& error);
+// Fails saying which item is wrong and why when `text` does not parse.
+Result<LevelSpec> parse_levels(std::string_view text);
 // What terse::set_levels() and the environment's errors say is accepted.
 extern const char* const kLevelsSyntax;
 
@@ -35,9 +36,9 @@ extern const char* const kLevelsSyntax;
 // a prefix, then the longer selector.
 std::uint64_t rule_match(const LevelRule& rule, std::string_view file, std::uint32_t line) noexcept;
 
-// A selector alone (a path prefix, a file, or FILE:LINE) into `rule`'s
-// path and line; false with `error` saying why when it is not one.
-bool parse_selector(std::string_view text, LevelRule& rule, std::string& error);
+// A selector alone (a path prefix, a file, or FILE:LINE) as a rule's path
+// and line; fails saying why when it is not one.
+Result<LevelRule> parse_selector(std::string_view text);
 // Adds `rule` to `rules`, in place of one with the same selector: the last
 // given wins.
 void keep_rule(std::vector<LevelRule>& rules, LevelRule rule);

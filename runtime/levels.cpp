@@ -278,27 +278,25 @@ void set_level(Level level) noexcept {
 }
 
 void set_level(std::string_view selector, Level level) {
-  detail::LevelRule rule;
-  std::string error;
-  if (!detail::parse_selector(detail::trim(selector), rule, error))
-    throw Error("terse: set_level(\"" + std::string(selector) + "\"): " + error +
+  Result<detail::LevelRule> rule = detail::parse_selector(detail::trim(selector));
+  if (!rule)
+    throw Error("terse: set_level(\"" + std::string(selector) + "\"): " + rule.why() +
                 "; a selector is a path prefix "
                 "(net/), a file (db/query.cpp) or a call site (db/query.cpp:120)");
-  rule.level = level;
+  rule->level = level;
   detail::LevelState& s = detail::state();
   std::lock_guard lock(s.mutex);
   if (!s.running) return;
-  detail::keep_rule(s.rules, std::move(rule));
+  detail::keep_rule(s.rules, std::move(*rule));
   detail::rewrite_gates(s);
 }
 
 void set_levels(std::string_view levels) {
-  detail::LevelSpec spec;
-  std::string error;
-  if (!detail::parse_levels(levels, spec, error))
-    throw Error("terse: set_levels(\"" + std::string(levels) + "\"): " + error +
+  Result<detail::LevelSpec> spec = detail::parse_levels(levels);
+  if (!spec)
+    throw Error("terse: set_levels(\"" + std::string(levels) + "\"): " + spec.why() +
                 "; accepted: " + detail::kLevelsSyntax);
-  detail::levels_replace(spec);
+  detail::levels_replace(*spec);
 }
 
 std::string levels() {

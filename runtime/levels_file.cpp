@@ -11,6 +11,8 @@
 #include <cstring>
 #include <utility>
 
+#include <terse/result.hpp>
+
 #include "level_selectors.hpp"
 #include "levels.hpp"
 #include "placement.hpp"
@@ -27,16 +29,16 @@ constexpr auto kFilePollInterval = 250ms;
 // reads this far apart agree, so a half-written file is never applied.
 constexpr auto kFileSettleTime = 20ms;
 
-// The content, absent when there is no such file; `problem` says why it
+// The content, absent when there is no such file; a failure says why it
 // could not be read otherwise.
-std::optional<std::string> read_small_file(const std::string& path, std::string& problem) {
-  problem.clear();
+Result<std::optional<std::string>> read_small_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno != ENOENT) problem = std::strerror(errno);
-    return std::nullopt;
+    if (errno != ENOENT) return Failure{std::strerror(errno)};
+    return std::optional<std::string>();
   }
   std::string content;
+  std::string problem;
   char chunk[4096];
   for (;;) {
     ssize_t got = ::read(fd, chunk, sizeof chunk);
@@ -53,8 +55,8 @@ std::optional<std::string> read_small_file(const std::string& path, std::string&
     }
   }
   ::close(fd);
-  if (!problem.empty()) return std::nullopt;
-  return content;
+  if (!problem.empty()) return Failure{std::move(problem)};
+  return std::optional<std::string>(std::move(content));
 }
 
 }  // namespace
@@ -72,13 +74,14 @@ LevelsFileWatcher::~LevelsFileWatcher() {
 }
 
 void LevelsFileWatcher::check() {
-  std::string problem;
-  std::optional<std::string> content = read_small_file(path_, problem);
+  Result<std::optional<std::string>> read = read_small_file(path_);
+  std::optional<std::string> content = read ? *read : std::nullopt;
+  const std::string& problem = read.why();
   if (!first_check_ && content == last_ && problem == last_problem_) return;
   if (!first_check_ && content) {
     std::this_thread::sleep_for(kFileSettleTime);
-    std::string again_problem;
-    if (read_small_file(path_, again_problem) != content) return;  // still being written: the next look
+    Result<std::optional<std::string>> again = read_small_file(path_);
+    if (!again || *again != content) return;  // still being written: the next look
   }
   bool first = std::exchange(first_check_, false);
   last_ = content;
@@ -98,16 +101,15 @@ void LevelsFileWatcher::check() {
       log_notice(Level::info, "levels file '" + path_ + "' is gone; the levels in force stay: " + terse::levels());
     return;
   }
-  LevelSpec spec;
-  std::string error;
-  if (!parse_levels(*content, spec, error)) {
-    std::string message = "levels file '" + path_ + "' does not parse: " + error +
+  Result<LevelSpec> spec = parse_levels(*content);
+  if (!spec) {
+    std::string message = "levels file '" + path_ + "' does not parse: " + spec.why() +
                           "; the levels in force stay: " + terse::levels() + " (accepted: " + kLevelsSyntax + ")";
     on_error_(message);
     log_notice(Level::error, message);
     return;
   }
-  log_notice(Level::info, "levels from '" + path_ + "': " + levels_replace(spec));
+  log_notice(Level::info, "levels from '" + path_ + "': " + levels_replace(*spec));
 }
 
 void LevelsFileWatcher::start() {

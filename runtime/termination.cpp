@@ -12,6 +12,8 @@
 
 #include <atomic>
 
+#include <terse/detail/test_hooks.hpp>
+
 #include "signals.hpp"
 
 namespace terse::detail {

@@ -449,7 +449,7 @@ bool View::Impl::show(const decoder::Record& record, bool message_wanted) {
   if (console_full()) return false;
   if (message_wanted) {
     // The callback wants the message too: rendered once for both.
-    decoder::render_message(record, own.message_text, nullptr, &settings.style);
+    decoder::render_message(record, own.message_text, &settings.style);
     if (settings.pattern) {
       settings.pattern->append(own.chunk, record, settings.style, own.message_text);
     } else {
@@ -464,7 +464,7 @@ bool View::Impl::show(const decoder::Record& record, bool message_wanted) {
 }
 
 void View::Impl::call_back(const decoder::Record& record, std::uint8_t level) {
-  if (own.message_text.empty()) decoder::render_message(record, own.message_text, nullptr, &settings.style);
+  if (own.message_text.empty()) decoder::render_message(record, own.message_text, &settings.style);
   bool is_log = record.site != nullptr;  // a log record or a suppressed-calls report
   Record r;
   r.level = static_cast<Level>(level);

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <terse/result.hpp>
+
 namespace terse::decoder {
 
 // Damage or trouble found while reading, with where it was found. Library
@@ -372,10 +374,9 @@ class ParallelDecoder {
 
 // Appends the message exactly as fmt::format(site format, args...) would
 // print it; a record the decoder cannot format safely is rendered as the
-// raw format and arguments behind a marker, and `error` says why.
+// raw format and arguments behind a marker, and the failure says why.
 struct TimeStyle;
-bool render_message(const Record& record, std::string& out, std::string* error = nullptr,
-                    const TimeStyle* style = nullptr);
+Result<> render_message(const Record& record, std::string& out, const TimeStyle* style = nullptr);
 
 // Appends `text` as a JSON string literal; invalid UTF-8 becomes U+FFFD.
 void append_json_string(std::string& out, std::string_view text);

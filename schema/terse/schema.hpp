@@ -235,27 +235,11 @@ inline constexpr std::size_t kMaxEnumerators = 65536;
 // The most bits a bitset node may declare; a writer refuses more at compile time.
 inline constexpr std::size_t kMaxBitsetBits = 65536;
 
-// FORMAT.md §6: level values in site entries.
-#define TERSE_SCHEMA_LEVELS(X) \
-  X(trace, 0)                  \
-  X(debug, 1)                  \
-  X(info, 2)                   \
-  X(warn, 3)                   \
-  X(error, 4)                  \
-  X(critical, 5)
-
+// FORMAT.md §6: level values in site entries, and their names.
+enum class LevelValue : std::uint8_t { trace = 0, debug = 1, info = 2, warn = 3, error = 4, critical = 5 };
 inline constexpr int kLevelCount = 6;
+inline constexpr const char* kLevelNames[kLevelCount] = {"trace", "debug", "info", "warn", "error", "critical"};
 
-constexpr const char* level_name(std::uint8_t level) {
-  switch (level) {
-#define TERSE_X(name, value) \
-  case value:                \
-    return #name;
-    TERSE_SCHEMA_LEVELS(TERSE_X)
-#undef TERSE_X
-    default:
-      return "unknown";
-  }
-}
+constexpr const char* level_name(std::uint8_t level) { return level < kLevelCount ? kLevelNames[level] : "unknown"; }
 
 }  // namespace terse::schema

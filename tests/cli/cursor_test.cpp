@@ -184,9 +184,9 @@ TEST_CASE("bad cursors and cursor options that do not fit are refused with a cle
   }
   // The right file, but not the record the cursor remembers.
   auto wrong = terse::input::parse_cursor(good);
-  REQUIRE(wrong.error.empty());
-  wrong.inputs.at(0).at.ticks = 1;
-  auto mismatch = run_terse({"cat", "--after-cursor", terse::input::encode_cursor(wrong.inputs), dir.path()});
+  REQUIRE(wrong.why().empty());
+  wrong->at(0).at.ticks = 1;
+  auto mismatch = run_terse({"cat", "--after-cursor", terse::input::encode_cursor(*wrong), dir.path()});
   CHECK(mismatch.exit_code == 1);
   CHECK(mismatch.out.empty());
   CHECK(mismatch.err.find("does not fit") != std::string::npos);
@@ -206,9 +206,9 @@ TEST_CASE("a cursor of version 1, as terse printed for one log before merged cur
   REQUIRE(lines.size() == 240);
   for (std::size_t k : {0u, 39u, 100u, 239u}) {
     auto parsed = terse::input::parse_cursor(field(lines[k], "cursor"));
-    REQUIRE(parsed.inputs.size() == 1);
+    REQUIRE(parsed->size() == 1);
     auto old = run_terse({"cat", "-o", "json", "--show-cursor", "--after-cursor",
-                          terse::input::encode_cursor_v1(parsed.inputs[0].at), dir.path()});
+                          terse::input::encode_cursor_v1((*parsed)[0].at), dir.path()});
     INFO(old.err);
     CHECK(old.exit_code == 0);
     CHECK(split_lines(old.out) ==
@@ -227,48 +227,49 @@ TEST_CASE("a cursor reads back as what was encoded, and nothing else reads as on
   CHECK(text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 2) ==
         std::string::npos);
   auto back = terse::input::parse_cursor(text);
-  REQUIRE(back.error.empty());
-  REQUIRE(back.inputs.size() == 2);
+  REQUIRE(back.why().empty());
+  REQUIRE(back->size() == 2);
   for (std::size_t i = 0; i < 2; ++i) {
-    CHECK(back.inputs[i].dir_hash == inputs[i].dir_hash);
-    CHECK(back.inputs[i].at.file == inputs[i].at.file);
-    CHECK(back.inputs[i].at.frame_offset == inputs[i].at.frame_offset);
-    CHECK(back.inputs[i].at.frame_index == inputs[i].at.frame_index);
-    CHECK(back.inputs[i].at.ticks == inputs[i].at.ticks);
-    CHECK(back.inputs[i].writer == inputs[i].writer);
+    CHECK((*back)[i].dir_hash == inputs[i].dir_hash);
+    CHECK((*back)[i].at.file == inputs[i].at.file);
+    CHECK((*back)[i].at.frame_offset == inputs[i].at.frame_offset);
+    CHECK((*back)[i].at.frame_index == inputs[i].at.frame_index);
+    CHECK((*back)[i].at.ticks == inputs[i].at.ticks);
+    CHECK((*back)[i].writer == inputs[i].writer);
   }
   // Version 2, as terse printed before writers were told apart: no writer.
   auto v2 = terse::input::parse_cursor(terse::input::encode_cursor_v2(inputs));
-  REQUIRE(v2.error.empty());
-  REQUIRE(v2.inputs.size() == 2);
-  CHECK(v2.inputs[0].at.file == inputs[0].at.file);
-  CHECK(v2.inputs[0].dir_hash == inputs[0].dir_hash);
-  CHECK(!v2.inputs[0].writer);
+  REQUIRE(v2.why().empty());
+  REQUIRE(v2->size() == 2);
+  CHECK((*v2)[0].at.file == inputs[0].at.file);
+  CHECK((*v2)[0].dir_hash == inputs[0].dir_hash);
+  CHECK(!(*v2)[0].writer);
   // Every cut and every one-character change is refused, not read as another place.
-  for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::input::parse_cursor(text.substr(0, n)).error.empty());
+  for (std::size_t n = 0; n < text.size(); ++n) CHECK(!terse::input::parse_cursor(text.substr(0, n)).why().empty());
   for (std::size_t i = 2; i < text.size(); ++i) {
     std::string changed = text;
     changed[i] = changed[i] == 'x' ? 'y' : 'x';
-    CHECK(!terse::input::parse_cursor(changed).error.empty());
+    CHECK(!terse::input::parse_cursor(changed).why().empty());
   }
   // A path in place of a file name, and no input at all.
   CHECK(terse::input::parse_cursor(
             terse::input::encode_cursor({{1u, {"../app-20261129-001.tlog", 1, 1, 1}, std::nullopt}}))
-            .error.find("path") != std::string::npos);
-  CHECK(terse::input::parse_cursor(terse::input::encode_cursor({})).error.find("count") != std::string::npos);
+            .why()
+            .find("path") != std::string::npos);
+  CHECK(terse::input::parse_cursor(terse::input::encode_cursor({})).why().find("count") != std::string::npos);
 
   // Version 1.
   Cursor c{"app-20261129-1000.tlog", UINT64_MAX, UINT32_MAX, 0x0123456789abcdefULL};
   auto v1 = terse::input::encode_cursor_v1(c);
   CHECK(v1.find_first_not_of("0123456789abcdef-") == std::string::npos);
   auto old = terse::input::parse_cursor(v1);
-  REQUIRE(old.error.empty());
-  REQUIRE(old.inputs.size() == 1);
-  CHECK(!old.inputs[0].dir_hash);
-  CHECK(old.inputs[0].at.file == c.file);
-  CHECK(old.inputs[0].at.frame_offset == c.frame_offset);
-  CHECK(old.inputs[0].at.frame_index == c.frame_index);
-  CHECK(old.inputs[0].at.ticks == c.ticks);
+  REQUIRE(old.why().empty());
+  REQUIRE(old->size() == 1);
+  CHECK(!(*old)[0].dir_hash);
+  CHECK((*old)[0].at.file == c.file);
+  CHECK((*old)[0].at.frame_offset == c.frame_offset);
+  CHECK((*old)[0].at.frame_index == c.frame_index);
+  CHECK((*old)[0].at.ticks == c.ticks);
   // A path, a name the runtime would not choose, an index past 32 bits.
   CHECK(!terse::input::decode_cursor_v1(terse::input::encode_cursor_v1(Cursor{"../app-20261129-001.tlog", 1, 1, 1})));
   CHECK(!terse::input::decode_cursor_v1(terse::input::encode_cursor_v1(Cursor{"notes.txt", 1, 1, 1})));
@@ -298,9 +299,9 @@ std::vector<std::vector<std::string>> files_after(const std::vector<std::string>
   std::vector<std::vector<std::string>> out;
   for (const auto& line : lines) {
     auto parsed = terse::input::parse_cursor(field(line, "cursor"));
-    REQUIRE(parsed.error.empty());
+    REQUIRE(parsed.why().empty());
     std::vector<std::string> files;
-    for (const auto& input : parsed.inputs) files.push_back(input.at.file);
+    for (const auto& input : *parsed) files.push_back(input.at.file);
     out.push_back(files);
   }
   return out;
@@ -375,7 +376,7 @@ TEST_CASE("a merged run resumed from any of its cursors prints exactly the rest:
   std::sort(got.begin(), got.end());
   CHECK(got == want);
   // A cursor of version 2 names no process: neither place can tell which log is its own.
-  auto places = terse::input::parse_cursor(cursor).inputs;
+  auto places = *terse::input::parse_cursor(cursor);
   auto old = run_terse({"cat", "--after-cursor", terse::input::encode_cursor_v2(places), copies / "a", copies / "b"});
   CHECK(old.exit_code == 2);
   CHECK(old.err.find("fits inputs of the log 'app' in several directories") != std::string::npos);

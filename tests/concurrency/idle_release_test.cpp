@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include <terse/detail/test_hooks.hpp>
+
 #include "test_support.hpp"
 
 using namespace terse::test;

@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include <terse/detail/test_hooks.hpp>
+
 #include "test_support.hpp"
 
 using namespace terse::test;

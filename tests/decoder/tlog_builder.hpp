@@ -588,10 +588,11 @@ inline Decoded decode(const std::string& bytes, const decoder::TextRewrite& rewr
     if (!p.torn_tail) d.problems.push_back(p.what);
   });
   decoder.decode_bytes(bytes, [&](const decoder::Record& r) {
-    std::string message, error;
-    d.formatted.push_back(decoder::render_message(r, message, &error));
+    std::string message;
+    Result<> formatted = decoder::render_message(r, message);
+    d.formatted.push_back(formatted.ok());
     d.messages.push_back(message);
-    d.errors.push_back(error);
+    d.errors.push_back(formatted.why());
     std::string json;
     decoder::TimeStyle utc;
     utc.utc = true;

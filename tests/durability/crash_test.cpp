@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include <terse/detail/test_hooks.hpp>
+
 #include "test_support.hpp"
 
 using namespace terse::test;

@@ -60,9 +60,8 @@ Counts decode_and_render(std::string_view bytes) {
   Summary summary = decoder.decode_bytes(bytes, [&](const Record& record) {
     ++counts.records;
     out.clear();
-    std::string error;
-    bool formatted = render_message(record, out, &error);
-    if (!formatted && error.empty()) fail("render_message failed without saying why");
+    Result<> formatted = render_message(record, out);
+    if (!formatted && formatted.why().empty()) fail("render_message failed without saying why");
     out.clear();
     default_line.append(out, record, TimeStyle{true});
     specs_line.append(out, record, TimeStyle{false});

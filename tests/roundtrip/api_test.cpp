@@ -74,7 +74,7 @@ TEST_CASE("long strings, escapes and structured values between scalars come out 
           pattern.append(lines, r, terse::decoder::TimeStyle{true});
           terse::decoder::append_json_record(json, r, terse::decoder::TimeStyle{true});
           std::string message;
-          terse::decoder::render_message(r, message, nullptr, nullptr);
+          terse::decoder::render_message(r, message);
           messages.push_back(message);
         },
         [](const terse::decoder::Problem& p) { FAIL("decode problem: " << p.what << " at " << p.offset); });

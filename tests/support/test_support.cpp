@@ -60,7 +60,7 @@ Line to_line(const decoder::Record& record) {
   line.unix_ns = record.unix_ns;
   line.ticks = record.ticks;
   line.thread = record.thread->os_tid;
-  line.formatted = decoder::render_message(record, line.message);
+  line.formatted = decoder::render_message(record, line.message).ok();
   line.suppressed = record.suppressed;
   line.suppressed_report = record.kind == decoder::RecordKind::suppressed;
   line.flight = record.flight;
