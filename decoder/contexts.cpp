@@ -24,7 +24,7 @@ bool StreamDecoder::State::context_matches(std::span<const ContextField> open) c
 }
 
 bool StreamDecoder::State::apply_context(std::uint32_t thread, std::string_view args, bool flight) {
-  wire::Reader a(args);
+  wire::ByteReader a(args);
   std::uint8_t kind;
   std::uint64_t serial;
   if (!a.le(kind)) return false;
@@ -98,7 +98,7 @@ void StreamDecoder::State::scan_contexts(std::string_view payload, Layout layout
   bool flight = layout.flight;
   begin_run(flight);
   std::uint64_t base;
-  wire::Reader ticks{nullptr, 0}, r{nullptr, 0};
+  wire::ByteReader ticks{nullptr, 0}, r{nullptr, 0};
   if (!split_records(payload, layout.columnar, base, ticks, r)) return;
   while (!r.empty()) {
     std::uint64_t site_id, thread_index, delta, args_size;

@@ -43,7 +43,7 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
   switch (type) {
     case schema::FrameType::calibration: {
       if (payload.size() <= schema::kCalibrationFrameNumberOffset) return std::nullopt;
-      wire::Reader r(payload.substr(schema::kCalibrationFrameNumberOffset));
+      wire::ByteReader r(payload.substr(schema::kCalibrationFrameNumberOffset));
       if (r.varint(number)) return number;
       return std::nullopt;
     }
@@ -51,7 +51,7 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
       // Only as its first entry.
       std::optional<std::uint64_t> found;
       schema::for_each_entry(payload, [&](const schema::EntryView& entry) {
-        wire::Reader b(entry.body);
+        wire::ByteReader b(entry.body);
         if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::frame_number) && b.varint(number)) found = number;
         return false;
       });
@@ -61,7 +61,7 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
     case schema::FrameType::flight:
     case schema::FrameType::records_columnar:
     case schema::FrameType::flight_columnar: {
-      wire::Reader r(payload);
+      wire::ByteReader r(payload);
       std::uint64_t site_id, thread_index, delta;
       std::string_view args, ticks;
       std::uint8_t kind;
@@ -71,7 +71,7 @@ std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string
           site_id != schema::kControlSiteId || !r.varint(thread_index) || (!columnar && !r.varint(delta)) ||
           !r.length_prefixed(args, payload.size()))
         return std::nullopt;
-      wire::Reader a(args);
+      wire::ByteReader a(args);
       if (!a.le(kind) || kind != static_cast<std::uint8_t>(schema::ControlKind::frame_number) || !a.varint(number))
         return std::nullopt;
       return number;
@@ -260,7 +260,7 @@ void StreamDecoder::State::hand_on(std::uint64_t offset, std::string_view payloa
   bool flight = layout.flight;
   ++records_frames;
   std::uint64_t base;
-  wire::Reader ticks{nullptr, 0}, rows{nullptr, 0};
+  wire::ByteReader ticks{nullptr, 0}, rows{nullptr, 0};
   if (!split_records(payload, layout.columnar, base, ticks, rows)) {
     damage(offset, too_short(layout.columnar));
     return;
@@ -307,7 +307,7 @@ void StreamDecoder::State::take_handed(detail::HandedFrame& frame) {
 // A control record's arguments (FORMAT.md §7): true when `record` now holds
 // a drop report; kinds newer than this reader are passed over.
 bool StreamDecoder::State::read_control(std::string_view args, Record& record) {
-  wire::Reader a(args);
+  wire::ByteReader a(args);
   std::uint8_t kind;
   std::uint64_t count, first, last;
   if (!a.le(kind)) return false;
@@ -348,7 +348,7 @@ void StreamDecoder::State::report_unknown_site(std::uint64_t site_id) {
 // count; `site` stays null for every other control kind. False (reported
 // where it is damage) when the record is to be passed over.
 bool StreamDecoder::State::reported_site(std::string_view args, Site*& site, std::uint64_t& count) {
-  wire::Reader a(args);
+  wire::ByteReader a(args);
   std::uint8_t kind;
   if (!a.le(kind) || kind != static_cast<std::uint8_t>(schema::ControlKind::suppressed)) return true;
   std::uint64_t id;
@@ -367,7 +367,7 @@ bool StreamDecoder::State::reported_site(std::string_view args, Site*& site, std
 // A log record's arguments, by its site's types; false (reported) when they
 // do not fit them.
 bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uint64_t site_id, Record& record) {
-  wire::Reader a(args);
+  wire::ByteReader a(args);
   if (Result<> parsed = parse_args(a, site, texts, arg_values, marked_texts); !parsed) {
     damage(cursor_frame, "a record of call site " + std::to_string(site_id) + " " + parsed.why());
     return false;
@@ -381,7 +381,7 @@ bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uin
 // False, having reported the rest of the frame as damaged, when the row is
 // garbled or the tick column ends before it.
 [[gnu::always_inline]] inline bool StreamDecoder::State::read_row(Row& row) {
-  wire::Reader& r = cursor;
+  wire::ByteReader& r = cursor;
   std::uint64_t delta = 0, args_size;
   if (!r.varint(row.site_id) || !r.varint(row.thread_index) || (!cursor_columnar && !r.varint(delta)) ||
       !r.varint(args_size) || !r.bytes(args_size, row.args) || row.thread_index > UINT32_MAX) {
@@ -415,7 +415,7 @@ bool StreamDecoder::State::read_args(std::string_view args, Site& site, std::uin
   // Its dictionary entry was reported as unusable; nothing of it can render.
   if (site != nullptr && !site->usable) return false;
   if (site != nullptr && site->limited) {
-    wire::Reader count(row.args);
+    wire::ByteReader count(row.args);
     if (!count.varint(suppressed)) {
       damage(cursor_frame, "a record of call site " + std::to_string(row.site_id) + " lacks its suppressed count");
       return false;
@@ -502,7 +502,7 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
   if (cursor_columnar && !tick_cursor.empty()) {
     damage(cursor_frame,
            "records frame's tick column holds more ticks than its " + std::to_string(cursor_index) + " records");
-    tick_cursor = wire::Reader(nullptr, 0);
+    tick_cursor = wire::ByteReader(nullptr, 0);
   }
   return false;
 }

@@ -24,7 +24,7 @@ std::uint64_t next_site_serial() {
 
 // FORMAT.md §6 (1.4): the optional flags field; bits this reader does not
 // know are ignored.
-Result<> read_site_flags(wire::Reader& body, Site& site) {
+Result<> read_site_flags(wire::ByteReader& body, Site& site) {
   site.limited = false;
   site.context = false;
   if (body.empty()) return {};
@@ -40,7 +40,7 @@ Result<> read_site_flags(wire::Reader& body, Site& site) {
 }
 
 // FORMAT.md §6: the optional arg_names field, none or one per argument.
-Result<> read_arg_names(wire::Reader& body, Site& site) {
+Result<> read_arg_names(wire::ByteReader& body, Site& site) {
   site.arg_names.clear();
   if (body.empty()) return {};
   std::uint64_t n;
@@ -60,7 +60,7 @@ Result<> read_arg_names(wire::Reader& body, Site& site) {
 }  // namespace
 
 void StreamDecoder::State::info(std::string_view payload) {
-  wire::Reader r(payload);
+  wire::ByteReader r(payload);
   while (!r.empty()) {
     std::uint8_t key;
     std::string_view value;
@@ -72,7 +72,7 @@ void StreamDecoder::State::info(std::string_view payload) {
 }
 
 void StreamDecoder::State::calibration(const Frame& frame, std::string_view payload) {
-  wire::Reader r(payload);
+  wire::ByteReader r(payload);
   std::uint64_t ticks;
   std::int64_t unix_ns;
   double rate;
@@ -87,7 +87,7 @@ void StreamDecoder::State::calibration(const Frame& frame, std::string_view payl
 
 void StreamDecoder::State::dictionary(const Frame& frame, std::string_view payload) {
   bool whole = schema::for_each_entry(payload, [&](const schema::EntryView& entry) {
-    wire::Reader body(entry.body);
+    wire::ByteReader body(entry.body);
     if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::site)) {
       site_entry(frame, body);
     } else if (entry.kind == static_cast<std::uint8_t>(schema::DictKind::thread)) {
@@ -102,7 +102,7 @@ void StreamDecoder::State::dictionary(const Frame& frame, std::string_view paylo
 }
 
 // FORMAT.md §6 kind 1.
-void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
+void StreamDecoder::State::site_entry(const Frame& frame, wire::ByteReader& b) {
   std::uint64_t id, line, nargs;
   std::uint8_t level;
   std::string_view file, format, tags;
@@ -149,7 +149,7 @@ void StreamDecoder::State::site_entry(const Frame& frame, wire::Reader& b) {
 }
 
 // FORMAT.md §6 kind 2.
-void StreamDecoder::State::thread_entry(const Frame& frame, wire::Reader& b) {
+void StreamDecoder::State::thread_entry(const Frame& frame, wire::ByteReader& b) {
   std::uint64_t index, tid;
   std::string_view name;
   if (!b.varint(index) || index > UINT32_MAX || !b.varint(tid) || !b.length_prefixed(name, kMaxTextField)) {
@@ -174,7 +174,7 @@ void StreamDecoder::State::thread_entry(const Frame& frame, wire::Reader& b) {
 // FORMAT.md §6 kind 3. An entry the file's bound leaves no room for is
 // dropped, an earlier one of its id with it, so that records referring to
 // it are reported rather than shown with other text.
-void StreamDecoder::State::text_entry(const Frame& frame, wire::Reader& body) {
+void StreamDecoder::State::text_entry(const Frame& frame, wire::ByteReader& body) {
   std::uint64_t id;
   std::string_view bytes;
   if (!body.varint(id) || id == 0 || id > UINT32_MAX || !body.length_prefixed(bytes, kMaxTextBytesPerFile)) {

@@ -14,7 +14,7 @@ namespace {
 // FORMAT.md §8 (1.3): a cut string, its original length, then the stored
 // string; the kept bytes and the mark go into `marked`, which the argument's
 // text then refers to.
-bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
+bool read_cut_string(wire::ByteReader& r, Arg& a, std::string& marked) {
   std::uint64_t original;
   r.skip(4);
   if (!r.le(original) || r.remaining() < 4) return false;
@@ -32,7 +32,7 @@ bool read_cut_string(wire::Reader& r, Arg& a, std::string& marked) {
 
 }  // namespace
 
-Result<> parse_args(wire::Reader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
+Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
                     std::vector<Arg>& args, std::vector<std::string>& marked) {
   static constexpr const char* kMismatch = "does not match the site's argument types";
   const std::vector<std::uint8_t>& tags = site.tags;
@@ -77,12 +77,12 @@ Result<> parse_args(wire::Reader& r, const Site& site, const std::unordered_map<
   return {};
 }
 
-bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::Reader& ticks,
-                   wire::Reader& rows) {
-  wire::Reader r(payload);
+bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_ticks, wire::ByteReader& ticks,
+                   wire::ByteReader& rows) {
+  wire::ByteReader r(payload);
   std::string_view column;
   if (!r.le(base_ticks) || (columnar && !r.length_prefixed(column, payload.size()))) return false;
-  ticks = wire::Reader(column);
+  ticks = wire::ByteReader(column);
   rows = r;
   return true;
 }

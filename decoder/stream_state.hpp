@@ -121,13 +121,13 @@ struct StreamDecoder::State {
   std::unique_ptr<FrameReader> reader;
   bool live = false;
   bool in_records = false;
-  wire::Reader cursor{nullptr, 0};
+  wire::ByteReader cursor{nullptr, 0};
   std::uint64_t cursor_ticks = 0;
   std::uint64_t cursor_frame = 0;
   bool cursor_flight = false;  // the frame is a flight frame (FORMAT.md §7.2)
   // FORMAT.md §7.4: the frame's ticks come from a column ahead of its rows.
   bool cursor_columnar = false;
-  wire::Reader tick_cursor{nullptr, 0};
+  wire::ByteReader tick_cursor{nullptr, 0};
   // What a records payload holds: the frame type's two questions.
   struct Layout {
     bool flight = false;
@@ -317,9 +317,9 @@ struct StreamDecoder::State {
   void info(std::string_view payload);
   void calibration(const Frame& frame, std::string_view payload);
   void dictionary(const Frame& frame, std::string_view payload);
-  void site_entry(const Frame& frame, wire::Reader& body);
-  void thread_entry(const Frame& frame, wire::Reader& body);
-  void text_entry(const Frame& frame, wire::Reader& body);
+  void site_entry(const Frame& frame, wire::ByteReader& body);
+  void thread_entry(const Frame& frame, wire::ByteReader& body);
+  void text_entry(const Frame& frame, wire::ByteReader& body);
   bool next_in_frame(Record& record);
   // One row of the current records frame (FORMAT.md §7, §7.4).
   struct Row {

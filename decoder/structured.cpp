@@ -98,7 +98,7 @@ bool TypeReader::children(std::uint32_t parent, std::uint64_t n, int depth, bool
   return true;
 }
 
-Result<> read_type_expressions(wire::Reader& body, Site& site) {
+Result<> read_type_expressions(wire::ByteReader& body, Site& site) {
   SiteTypes& types = site.types;
   types = SiteTypes{};
   std::size_t structured = static_cast<std::size_t>(
@@ -123,7 +123,7 @@ Result<> read_type_expressions(wire::Reader& body, Site& site) {
 
 // ---- values ------------------------------------------------------------------------
 
-bool read_count(wire::Reader& r, std::uint32_t& stored, std::uint64_t& total) {
+bool read_count(wire::ByteReader& r, std::uint32_t& stored, std::uint64_t& total) {
   std::uint32_t word;
   if (!r.le(word)) return false;
   stored = word & schema::kCountMask;
@@ -132,7 +132,7 @@ bool read_count(wire::Reader& r, std::uint32_t& stored, std::uint64_t& total) {
   return r.le(total) && total >= stored;
 }
 
-bool skip_string(wire::Reader& r) {
+bool skip_string(wire::ByteReader& r) {
   std::uint32_t header;
   if (!r.le(header)) return false;
   if (header == schema::kStringNull) return true;
@@ -140,7 +140,7 @@ bool skip_string(wire::Reader& r) {
   return r.skip(header & schema::kStringLengthMask);
 }
 
-bool ValueChecker::value(const TypeExpr& node, wire::Reader& r) {
+bool ValueChecker::value(const TypeExpr& node, wire::ByteReader& r) {
   if (++budget_.values > kMaxValuesPerRecord) return false;
   if (is_scalar_code(node.code)) {
     if (node.code == static_cast<std::uint8_t>(TypeTag::string)) return skip_string(r);
@@ -151,12 +151,12 @@ bool ValueChecker::value(const TypeExpr& node, wire::Reader& r) {
 }
 
 bool check_value(const SiteTypes& types, std::uint32_t node, std::string_view bytes, ValueBudget& budget) {
-  wire::Reader r(bytes);
+  wire::ByteReader r(bytes);
   ValueChecker checker(types, budget);
   return checker.value(types.nodes[node], r) && r.empty();
 }
 
-void skip_value(const SiteTypes& types, const TypeExpr& node, wire::Reader& r) {
+void skip_value(const SiteTypes& types, const TypeExpr& node, wire::ByteReader& r) {
   // The value was checked against this very expression: only the budget
   // could fail, and it is not counted twice.
   ValueBudget unlimited;
@@ -178,7 +178,7 @@ const Enumerator* find_enumerator(const SiteTypes& types, const TypeExpr& node, 
 // Structured values become structure, each kind as its write_value says;
 // scalars are as in the "args" array.
 
-void ValueWriter::value(const TypeExpr& node, wire::Reader& r) {
+void ValueWriter::value(const TypeExpr& node, wire::ByteReader& r) {
   if (is_scalar_code(node.code)) {
     Arg a;
     read_scalar(r, node.code, a);
@@ -211,7 +211,7 @@ std::string ValueWriter::rewritten(std::string_view text) const {
   return copy;
 }
 
-void ValueWriter::string_value(wire::Reader& r) {
+void ValueWriter::string_value(wire::ByteReader& r) {
   Arg a;
   read_string(r, a);
   if (a.null_string) {
@@ -224,7 +224,7 @@ void ValueWriter::string_value(wire::Reader& r) {
 void ValueWriter::truncation_note(std::uint64_t total) { out_.string(fmt::format("... {} total", total)); }
 
 void write_value(const StructuredView& view, ValueOut& out, const TextRewrite& rewrite) {
-  wire::Reader r(view.bytes);
+  wire::ByteReader r(view.bytes);
   ValueWriter(*view.types, out, rewrite).value(view.types->nodes[view.node], r);
 }
 

@@ -51,7 +51,7 @@ inline bool period_seconds(const Arg& count, const Period& period, bool round_do
 
 // x87 extended and binary128 values become a long double only where the
 // reading platform's long double is that very format (FORMAT.md §8).
-inline bool read_long_double(wire::Reader& r, std::size_t size, long double& out) {
+inline bool read_long_double(wire::ByteReader& r, std::size_t size, long double& out) {
   std::string_view bytes;
   if (!r.bytes(size, bytes)) return false;
   out = 0;
@@ -63,7 +63,7 @@ inline bool read_long_double(wire::Reader& r, std::size_t size, long double& out
   return true;
 }
 
-inline bool read_string(wire::Reader& r, Arg& a) {
+inline bool read_string(wire::ByteReader& r, Arg& a) {
   std::uint32_t header;
   if (!r.le(header)) return false;
   if (header == schema::kStringNull) {
@@ -78,7 +78,7 @@ inline bool read_string(wire::Reader& r, Arg& a) {
 }
 
 template <typename Stored, typename Field>
-inline bool read_as(wire::Reader& r, Field& field) {
+inline bool read_as(wire::ByteReader& r, Field& field) {
   Stored value;
   if (!r.le(value)) return false;
   field = static_cast<Field>(value);
@@ -88,7 +88,7 @@ inline bool read_as(wire::Reader& r, Field& field) {
 // One value of a scalar tag (0x01-0x10) into `a`, which the caller has reset.
 // It runs for every argument of every record: forced inline, as GCC stops
 // inlining it once the calling translation unit grows.
-[[gnu::always_inline]] inline bool read_scalar(wire::Reader& r, std::uint8_t tag, Arg& a) {
+[[gnu::always_inline]] inline bool read_scalar(wire::ByteReader& r, std::uint8_t tag, Arg& a) {
   using schema::TypeTag;
   a.tag = tag;
   switch (static_cast<TypeTag>(tag)) {
@@ -143,7 +143,7 @@ constexpr bool is_scalar_code(std::uint8_t code) {
 // Reads the `arg_types` field of a site entry (FORMAT.md §6) into
 // site.types, one expression per structured tag. Fails when the field is
 // malformed or exceeds the reader bounds of §8.1.
-Result<> read_type_expressions(wire::Reader& body, Site& site);
+Result<> read_type_expressions(wire::ByteReader& body, Site& site);
 
 // Work one record's structured values may cause, counted while they are
 // checked (FORMAT.md §8.1 "Values").
@@ -158,7 +158,7 @@ inline constexpr std::uint64_t kMaxValuesPerRecord = 1u << 24;
 bool check_value(const SiteTypes& types, std::uint32_t node, std::string_view bytes, ValueBudget& budget);
 
 // Steps over one value already checked by check_value.
-void skip_value(const SiteTypes& types, const TypeExpr& node, wire::Reader& r);
+void skip_value(const SiteTypes& types, const TypeExpr& node, wire::ByteReader& r);
 
 // The enumerator an enum node names `value` (read as its underlying tag)
 // with, or nullptr.

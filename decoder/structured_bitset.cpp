@@ -24,7 +24,7 @@ std::string bitset_text(std::string_view bytes, std::uint32_t bits) {
   return text;
 }
 
-std::string take_bitset_text(wire::Reader& value, std::uint32_t bits) {
+std::string take_bitset_text(wire::ByteReader& value, std::uint32_t bits) {
   std::string_view bytes;
   if (!value.bytes(bitset_bytes(bits), bytes)) format_failure("structured value ends early");
   return bitset_text(bytes, bits);
@@ -39,7 +39,9 @@ class BitsetFormatter final : public TextFormatter {
     return TextFormatter::parse(ctx);
   }
 
-  void format(wire::Reader& value, const Sink& out) const override { write_text(take_bitset_text(value, bits_), out); }
+  void format(wire::ByteReader& value, const Sink& out) const override {
+    write_text(take_bitset_text(value, bits_), out);
+  }
 
  private:
   std::uint32_t bits_;
@@ -55,10 +57,10 @@ struct Bitset {
     in.node(index).extra = static_cast<std::uint32_t>(bits);
     return true;
   }
-  static bool check_value(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker&, const TypeExpr& node, wire::ByteReader& r) {
     return r.skip(bitset_bytes(node.extra));
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::string_view bytes;
     r.bytes(bitset_bytes(node.extra), bytes);
     w.string(bitset_text(bytes, bytes.size() == bitset_bytes(node.extra) ? node.extra : 0), false);

@@ -50,7 +50,7 @@ class DurationFormatter final : public Formatter {
 
   const char* parse(fmt::format_parse_context& ctx) override { return formatter_.parse(ctx); }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Rep count = count_as<Rep>(take_scalar(value, rep_));
     fmt::format_context ctx = out.context();
     formatter_.format(std::chrono::duration<Rep, Ratio>(count), ctx);
@@ -74,7 +74,7 @@ class OddDurationFormatter final : public Formatter {
     return text_.parse(ctx);
   }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Rep count = count_as<Rep>(take_scalar(value, rep_));
     // The count as fmt prints a duration's count, less the unit "s".
     fmt::memory_buffer text;
@@ -132,7 +132,7 @@ class SystemTimeFormatter final : public Formatter {
 
   const char* parse(fmt::format_parse_context& ctx) override { return formatter_.parse(ctx); }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Arg count = take_scalar(value, rep_);
     std::tm local{};
     std::time_t seconds = to_time_t(count);
@@ -249,7 +249,7 @@ bool duration_rep_tag(std::uint8_t tag) {
 // point's has its clock first.
 template <bool HasClock>
 bool read_count_and_period(TypeReader& in, std::uint32_t index) {
-  wire::Reader& r = in.input();
+  wire::ByteReader& r = in.input();
   std::uint8_t clock = 0, rep;
   if (HasClock && !r.le(clock)) return in.fail("a time point type ends early");
   if (!r.le(rep)) return in.fail("a duration type ends early");
@@ -269,7 +269,7 @@ bool read_count_and_period(TypeReader& in, std::uint32_t index) {
   return true;
 }
 
-bool check_count(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
+bool check_count(ValueChecker&, const TypeExpr& node, wire::ByteReader& r) {
   return r.skip(static_cast<std::size_t>(schema::type_tag_size(node.rep)));
 }
 
@@ -277,10 +277,10 @@ bool check_count(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
 // odd periods).
 struct Duration {
   static bool read_type(TypeReader& in, std::uint32_t index, int) { return read_count_and_period<false>(in, index); }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_count(checker, node, r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
     write_count_and_unit(w.out(), a, w.types().periods[node.extra], nullptr);
@@ -296,10 +296,10 @@ struct Duration {
 // duration since the epoch.
 struct TimePoint {
   static bool read_type(TypeReader& in, std::uint32_t index, int) { return read_count_and_period<true>(in, index); }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_count(checker, node, r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
     const Period& period = w.types().periods[node.extra];

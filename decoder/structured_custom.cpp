@@ -24,7 +24,7 @@ class EnumFormatter final : public TextFormatter {
  public:
   EnumFormatter(const SiteTypes& types, const TypeExpr& node) : types_(types), node_(node) {}
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Arg a = take_scalar(value, node_.rep);
     if (const Enumerator* e = find_enumerator(types_, node_, a)) {
       write_text(types_.view(e->name), out);
@@ -71,11 +71,11 @@ struct Enumeration {
     return true;
   }
 
-  static bool check_value(ValueChecker&, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker&, const TypeExpr& node, wire::ByteReader& r) {
     return r.skip(static_cast<std::size_t>(schema::type_tag_size(node.rep)));
   }
 
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
     if (const Enumerator* e = find_enumerator(w.types(), node, a)) {
@@ -85,7 +85,7 @@ struct Enumeration {
     }
   }
 
-  static std::string key_text(const SiteTypes& types, const TypeExpr& node, wire::Reader& r) {
+  static std::string key_text(const SiteTypes& types, const TypeExpr& node, wire::ByteReader& r) {
     Arg a;
     read_scalar(r, node.rep, a);
     if (const Enumerator* e = find_enumerator(types, node, a)) return std::string(types.view(e->name));
@@ -119,7 +119,7 @@ class UserFormatter final : public TextFormatter {
  public:
   UserFormatter(const SiteTypes& types, const TypeExpr& node) : types_(types), node_(node) {}
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     const UserType& user = types_.users[node_.extra];
     if (!user.check.ok) format_failure("a user type's format string is unusable");
     std::vector<Arg> scalars(node_.count);
@@ -198,13 +198,13 @@ struct User {
     return true;
   }
 
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     for (std::uint32_t k = 0; k < node.count; ++k)
       if (!checker.value(checker.types().child(node, k), r)) return false;
     return true;
   }
 
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     const SiteTypes& types = w.types();
     const unsigned char* begin = r.position();
     skip_value(types, node, r);
@@ -243,7 +243,7 @@ class SecretFormatter final : public TextFormatter {
   void set_debug() override { value_->set_debug(); }
   void as_entry() override { value_->as_entry(); }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     switch (static_cast<schema::PrivateMode>(take<std::uint8_t>(value))) {
       case schema::PrivateMode::omitted:
         write_text("<private>", out);
@@ -275,7 +275,7 @@ class SecretFormatter final : public TextFormatter {
 struct Secret {
   static bool read_type(TypeReader& in, std::uint32_t index, int depth) { return in.children(index, 1, depth, false); }
 
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t mode;
     if (!r.le(mode)) return false;
     switch (static_cast<schema::PrivateMode>(mode)) {
@@ -289,7 +289,7 @@ struct Secret {
     return false;
   }
 
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t mode = 0;
     r.le(mode);
     if (mode == static_cast<std::uint8_t>(schema::PrivateMode::hashed)) {
@@ -312,7 +312,7 @@ struct Secret {
 
 class PreformattedFormatter final : public TextFormatter {
  public:
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Arg a = take_scalar(value, static_cast<std::uint8_t>(TypeTag::string));
     write_text(a.null_string ? std::string_view("(null)") : a.text, out);
   }
@@ -321,8 +321,8 @@ class PreformattedFormatter final : public TextFormatter {
 // JSON: a string (null for a null one).
 struct Preformatted {
   static bool read_type(TypeReader&, std::uint32_t, int) { return true; }
-  static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return skip_string(r); }
-  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) { w.string_value(r); }
+  static bool check_value(ValueChecker&, const TypeExpr&, wire::ByteReader& r) { return skip_string(r); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::ByteReader& r) { w.string_value(r); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<PreformattedFormatter>();
   }

@@ -43,7 +43,7 @@ class ScalarFormatter final : public Formatter {
   }
   void as_entry() override { set_debug(); }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Arg a = take_scalar(value, tag_);
     fmt::format_context ctx = out.context();
     visit_scalar(a, [&](auto v) {
@@ -113,7 +113,7 @@ void TextFormatter::write_text(std::string_view text, const Sink& out) const {
   text_.format(fmt::string_view(text.data(), text.size()), ctx);
 }
 
-void render_into(const Formatter& formatter, wire::Reader& value, const Sink& out, fmt::memory_buffer& text) {
+void render_into(const Formatter& formatter, wire::ByteReader& value, const Sink& out, fmt::memory_buffer& text) {
   Sink inner{text, out.field};
   formatter.format(value, inner);
 }
@@ -206,7 +206,7 @@ fmt::format_context::iterator fmt::formatter<terse::decoder::detail::StructuredV
   if (root->parse(spec) != spec_.data() + spec_.size() - 1) throw fmt::format_error("unknown format specifier");
   fmt::memory_buffer text;
   Sink sink{text, ctx};
-  terse::wire::Reader value(view.bytes);
+  terse::wire::ByteReader value(view.bytes);
   root->format(value, sink);
   sink.check();
   render_bytes_left -= text.size();

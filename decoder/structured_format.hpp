@@ -44,7 +44,7 @@ class Formatter {
   // (write_range_entry, write_variant_alternative): strings and chars are
   // quoted, everything else gets a fresh formatter whose parse never ran.
   virtual void as_entry() {}
-  virtual void format(wire::Reader& value, const Sink& out) const = 0;
+  virtual void format(wire::ByteReader& value, const Sink& out) const = 0;
 };
 using FormatterPtr = std::unique_ptr<Formatter>;
 
@@ -71,7 +71,7 @@ class TextFormatter : public Formatter {
 };
 
 // The text is rendered first, then a spec can apply to all of it.
-void render_into(const Formatter& formatter, wire::Reader& value, const Sink& out, fmt::memory_buffer& text);
+void render_into(const Formatter& formatter, wire::ByteReader& value, const Sink& out, fmt::memory_buffer& text);
 
 // Refuses, with `refusal` as the format error, a spec that holds more than
 // fill, align and width (static or `{N}`), which is what fmt's formatters of
@@ -81,13 +81,13 @@ void accept_only_fill_align_width(const fmt::format_parse_context& ctx, const ch
 // Reads a value the checker has passed; a short read means the bytes
 // changed under us, which fmt reports like any other formatting failure.
 template <typename T>
-T take(wire::Reader& r) {
+T take(wire::ByteReader& r) {
   T value{};
   if (!r.le(value)) format_failure("structured value ends early");
   return value;
 }
 
-inline Arg take_scalar(wire::Reader& r, std::uint8_t tag) {
+inline Arg take_scalar(wire::ByteReader& r, std::uint8_t tag) {
   Arg a;
   if (!read_scalar(r, tag, a)) format_failure("structured value ends early");
   return a;

@@ -29,14 +29,14 @@ struct Kind {
   bool (*read_type)(TypeReader& in, std::uint32_t index, int depth);
   // Steps over one value of `node`: false when the bytes do not match it or
   // the record's budget runs out.
-  bool (*check_value)(ValueChecker& checker, const TypeExpr& node, wire::Reader& r);
+  bool (*check_value)(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r);
   // Writes one value check_value passed as events.
-  void (*write_value)(ValueWriter& out, const TypeExpr& node, wire::Reader& r);
+  void (*write_value)(ValueWriter& out, const TypeExpr& node, wire::ByteReader& r);
   // The formatter behaving as fmt 9.1's for the C++ type of `node`.
   FormatterPtr (*make_formatter)(const SiteTypes& types, const TypeExpr& node);
   // Set for kinds whose values can name an object's member: reads one value
   // as that name. A map keyed by any other kind becomes pairs.
-  std::string (*key_text)(const SiteTypes& types, const TypeExpr& node, wire::Reader& r) = nullptr;
+  std::string (*key_text)(const SiteTypes& types, const TypeExpr& node, wire::ByteReader& r) = nullptr;
 };
 
 // A Kind from a class with the static members above; key_text is optional.
@@ -64,12 +64,12 @@ const Kind* kind_of(std::uint8_t code);
 // §8.1 that hold across kinds (depth, nodes, text).
 class TypeReader {
  public:
-  TypeReader(wire::Reader& r, SiteTypes& types) : r_(r), types_(types) {}
+  TypeReader(wire::ByteReader& r, SiteTypes& types) : r_(r), types_(types) {}
 
   // One expression at `depth` (a root is at 1); `index` is its node.
   bool expression(int depth, std::uint32_t& index);
 
-  wire::Reader& input() { return r_; }
+  wire::ByteReader& input() { return r_; }
   SiteTypes& types() { return types_; }
   // Nodes move as the vector grows: a kind reaches its node by index after
   // reading children.
@@ -87,7 +87,7 @@ class TypeReader {
   bool children(std::uint32_t parent, std::uint64_t n, int depth, bool named);
 
  private:
-  wire::Reader& r_;
+  wire::ByteReader& r_;
   SiteTypes& types_;
   std::string error_;
 };
@@ -103,7 +103,7 @@ class ValueChecker {
  public:
   ValueChecker(const SiteTypes& types, ValueBudget& budget) : types_(types), budget_(budget) {}
 
-  bool value(const TypeExpr& node, wire::Reader& r);
+  bool value(const TypeExpr& node, wire::ByteReader& r);
   const SiteTypes& types() const { return types_; }
   // Counts one container element against the budget; false once it is spent.
   bool element() { return ++budget_.elements <= kMaxElementsPerRecord; }
@@ -115,9 +115,9 @@ class ValueChecker {
 
 // A container's count (FORMAT.md §8.1): the stored elements, and the real
 // size when the writer cut it short.
-bool read_count(wire::Reader& r, std::uint32_t& stored, std::uint64_t& total);
+bool read_count(wire::ByteReader& r, std::uint32_t& stored, std::uint64_t& total);
 // Steps over a string that is not interned (none is, inside a structured value).
-bool skip_string(wire::Reader& r);
+bool skip_string(wire::ByteReader& r);
 
 // ---- values as events --------------------------------------------------------------
 
@@ -128,7 +128,7 @@ class ValueWriter {
   ValueWriter(const SiteTypes& types, ValueOut& out, const TextRewrite& rewrite)
       : types_(types), out_(out), rewrite_(rewrite) {}
 
-  void value(const TypeExpr& node, wire::Reader& r);
+  void value(const TypeExpr& node, wire::ByteReader& r);
   const SiteTypes& types() const { return types_; }
   ValueOut& out() { return out_; }
 
@@ -139,7 +139,7 @@ class ValueWriter {
   void string(std::string_view text, bool rewritable);
   // A string value read from `r`: null for a null string, else the text
   // through the rewrite.
-  void string_value(wire::Reader& r);
+  void string_value(wire::ByteReader& r);
   // The text as `rewrite` leaves it.
   std::string rewritten(std::string_view text) const;
   // The last element of a cut container: "... N total".

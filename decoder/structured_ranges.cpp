@@ -47,7 +47,7 @@ class RangeFormatter final : public Formatter {
     return element_->parse(ctx);
   }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     std::uint32_t word = take<std::uint32_t>(value);
     std::uint32_t stored = word & schema::kCountMask;
     std::uint64_t total = (word & schema::kCountTruncatedBit) ? take<std::uint64_t>(value) : stored;
@@ -78,7 +78,7 @@ class TupleFormatter final : public Formatter {
     for (auto& member : members_) member->as_entry();
   }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     out.append(open_);
     for (std::size_t k = 0; k < members_.size(); ++k) {
       if (k > 0) out.append(separator_);
@@ -99,7 +99,7 @@ class TupleFormatter final : public Formatter {
 };
 
 // A container's value: its count, then each element's children in turn.
-bool check_elements(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+bool check_elements(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
   std::uint32_t stored;
   std::uint64_t total;
   if (!read_count(r, stored, total)) return false;
@@ -112,7 +112,7 @@ bool check_elements(ValueChecker& checker, const TypeExpr& node, wire::Reader& r
 }
 
 // A tuple's or an aggregate's value: its members in turn.
-bool check_members(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+bool check_members(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
   for (std::uint32_t k = 0; k < node.count; ++k)
     if (!checker.value(checker.types().child(node, k), r)) return false;
   return true;
@@ -122,11 +122,11 @@ bool check_members(ValueChecker& checker, const TypeExpr& node, wire::Reader& r)
 template <char Open, char Close>
 struct SingleElementRange {
   static bool read_type(TypeReader& in, std::uint32_t index, int depth) { return in.children(index, 1, depth, false); }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_elements(checker, node, r);
   }
   // A list; a cut one ends with "... N total".
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::uint32_t stored = 0;
     std::uint64_t total = 0;
     read_count(r, stored, total);
@@ -152,11 +152,11 @@ struct SingleElementRange {
 // note as a last pair).
 struct Map {
   static bool read_type(TypeReader& in, std::uint32_t index, int depth) { return in.children(index, 2, depth, false); }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_elements(checker, node, r);
   }
 
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::uint32_t stored = 0;
     std::uint64_t total = 0;
     read_count(r, stored, total);
@@ -184,7 +184,7 @@ struct Map {
   }
 
   // A key as a member name: the string itself, or what its kind names it.
-  static std::string key_text(const ValueWriter& w, const TypeExpr& key, wire::Reader& r) {
+  static std::string key_text(const ValueWriter& w, const TypeExpr& key, wire::ByteReader& r) {
     if (key.code == static_cast<std::uint8_t>(TypeTag::string)) {
       Arg a;
       read_string(r, a);
@@ -198,7 +198,7 @@ struct Map {
   // beside the cut marker would make names repeat, which JSON readers
   // resolve by dropping values. Such a map is written as pairs instead.
   // Reads ahead of `r`, which stays where it is.
-  static bool unique_names(const ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader r,
+  static bool unique_names(const ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::ByteReader r,
                            std::uint32_t stored, std::uint64_t total, std::vector<std::string>& names) {
     std::unordered_set<std::string> seen;
     std::string json;
@@ -212,7 +212,7 @@ struct Map {
     return total == stored || !seen.count("\"...\"");
   }
 
-  static void as_object(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
+  static void as_object(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::ByteReader& r,
                         const std::vector<std::string>& names, std::uint64_t total) {
     w.out().begin_object();
     for (const std::string& name : names) {
@@ -228,7 +228,7 @@ struct Map {
     w.out().end_object();
   }
 
-  static void as_pairs(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::Reader& r,
+  static void as_pairs(ValueWriter& w, const TypeExpr& key, const TypeExpr& mapped, wire::ByteReader& r,
                        std::uint32_t stored, std::uint64_t total) {
     w.out().begin_list();
     for (std::uint32_t i = 0; i < stored; ++i) {
@@ -251,10 +251,10 @@ struct Tuple {
     std::uint64_t n;
     return in.count(n, schema::kMaxCompositeFields) && in.children(index, n, depth, false);
   }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_members(checker, node, r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     w.out().begin_list();
     for (std::uint32_t k = 0; k < node.count; ++k) {
       w.value(w.types().child(node, k), r);
@@ -279,10 +279,10 @@ struct Aggregate {
     in.node(index).name = name;
     return in.children(index, n, depth, true);
   }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     return check_members(checker, node, r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     const SiteTypes& types = w.types();
     bool named = node.count > 0;
     for (std::uint32_t k = 0; k < node.count; ++k)

@@ -39,7 +39,7 @@ class OptionalFormatter final : public Formatter {
     return ctx.begin();
   }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     if (take<std::uint8_t>(value) == 0) {
       out.append("none");
       return;
@@ -56,12 +56,12 @@ class OptionalFormatter final : public Formatter {
 // JSON: the value, or null.
 struct Optional {
   static bool read_type(TypeReader& in, std::uint32_t index, int depth) { return in.children(index, 1, depth, false); }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t present;
     if (!r.le(present) || present > 1) return false;
     return present == 0 || checker.value(checker.types().child(node, 0), r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t present = 0;
     r.le(present);
     if (present) {
@@ -83,7 +83,7 @@ class VariantFormatter final : public Formatter {
     for (auto& alternative : alternatives_) alternative->as_entry();
   }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     auto index = take<std::uint8_t>(value);
     out.append("variant(");
     // fmt 9.1 lets std::visit throw here; this is fmt 10's text.
@@ -105,13 +105,13 @@ struct Variant {
     std::uint64_t n;
     return in.count(n, schema::kMaxCompositeFields) && in.children(index, n, depth, false);
   }
-  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::Reader& r) {
+  static bool check_value(ValueChecker& checker, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t index;
     if (!r.le(index)) return false;
     if (index == schema::kVariantValueless) return true;
     return index < node.count && checker.value(checker.types().child(node, index), r);
   }
-  static void write_value(ValueWriter& w, const TypeExpr& node, wire::Reader& r) {
+  static void write_value(ValueWriter& w, const TypeExpr& node, wire::ByteReader& r) {
     std::uint8_t index = schema::kVariantValueless;
     r.le(index);
     if (index < node.count) {
@@ -129,13 +129,13 @@ struct Variant {
 
 class MonostateFormatter final : public Formatter {
  public:
-  void format(wire::Reader&, const Sink& out) const override { out.append("monostate"); }
+  void format(wire::ByteReader&, const Sink& out) const override { out.append("monostate"); }
 };
 
 // JSON: null.
 struct Monostate : NoTypeFields {
-  static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader&) { return true; }
-  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader&) { w.out().null(); }
+  static bool check_value(ValueChecker&, const TypeExpr&, wire::ByteReader&) { return true; }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::ByteReader&) { w.out().null(); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) {
     return std::make_unique<MonostateFormatter>();
   }
@@ -146,7 +146,7 @@ struct Monostate : NoTypeFields {
 // `CATEGORY:VALUE`, as fmt 10's std::error_code formatter.
 class ErrorCodeFormatter final : public Formatter {
  public:
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     auto code = take<std::int32_t>(value);
     Arg category = take_scalar(value, static_cast<std::uint8_t>(TypeTag::string));
     fmt::format_to(fmt::appender(out.buffer), "{}:{}", category.null_string ? "(null)" : category.text, code);
@@ -155,8 +155,8 @@ class ErrorCodeFormatter final : public Formatter {
 
 // JSON: {"category": "generic", "value": 2}.
 struct ErrorCode : NoTypeFields {
-  static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return r.skip(4) && skip_string(r); }
-  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) {
+  static bool check_value(ValueChecker&, const TypeExpr&, wire::ByteReader& r) { return r.skip(4) && skip_string(r); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::ByteReader& r) {
     Arg code;
     code.tag = static_cast<std::uint8_t>(TypeTag::i32);
     std::int32_t value = 0;
@@ -185,7 +185,7 @@ class PathFormatter final : public Formatter {
   const char* parse(fmt::format_parse_context& ctx) override { return text_.parse(ctx); }
   void set_debug() override { text_.set_debug_format(); }
 
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     Arg a = take_scalar(value, static_cast<std::uint8_t>(TypeTag::string));
     fmt::memory_buffer quoted;
     fmt::format_to(fmt::appender(quoted), "{:?}", a.null_string ? std::string_view() : a.text);
@@ -199,8 +199,8 @@ class PathFormatter final : public Formatter {
 
 // JSON: a string (null for a null one), through the rewrite.
 struct Path : NoTypeFields {
-  static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return skip_string(r); }
-  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) { w.string_value(r); }
+  static bool check_value(ValueChecker&, const TypeExpr&, wire::ByteReader& r) { return skip_string(r); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::ByteReader& r) { w.string_value(r); }
   static FormatterPtr make_formatter(const SiteTypes&, const TypeExpr&) { return std::make_unique<PathFormatter>(); }
 };
 
@@ -208,7 +208,7 @@ struct Path : NoTypeFields {
 
 class ThreadIdFormatter final : public TextFormatter {
  public:
-  void format(wire::Reader& value, const Sink& out) const override {
+  void format(wire::ByteReader& value, const Sink& out) const override {
     auto id = take<std::uint64_t>(value);
     // libstdc++'s operator<< for std::thread::id, which fmt 9.1 calls.
     if (id == 0) {
@@ -221,8 +221,8 @@ class ThreadIdFormatter final : public TextFormatter {
 
 // JSON: the number (0 for no thread).
 struct ThreadId : NoTypeFields {
-  static bool check_value(ValueChecker&, const TypeExpr&, wire::Reader& r) { return r.skip(8); }
-  static void write_value(ValueWriter& w, const TypeExpr&, wire::Reader& r) {
+  static bool check_value(ValueChecker&, const TypeExpr&, wire::ByteReader& r) { return r.skip(8); }
+  static void write_value(ValueWriter& w, const TypeExpr&, wire::ByteReader& r) {
     Arg id;
     id.tag = static_cast<std::uint8_t>(TypeTag::u64);
     r.le(id.u);

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <terse/result.hpp>
+#include <terse/wire.hpp>
 
 #include "log_files.hpp"
 
@@ -82,40 +83,6 @@ Result<std::string> from_base64url(std::string_view text, std::size_t offset) {
     return Failure{"its length or last character is not one base64url ends with (cut short?)"};
   return out;
 }
-
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool varint(std::uint64_t& value) {
-    value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ >= bytes_.size()) return false;
-      auto byte = static_cast<unsigned char>(bytes_[at_++]);
-      if (shift == 63 && byte > 1) return false;  // more than 64 bits
-      value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool u32(std::uint32_t& value) {
-    if (bytes_.size() - at_ < 4) return false;
-    value = 0;
-    for (int i = 0; i < 4; ++i)
-      value |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes_[at_++])) << (8 * i);
-    return true;
-  }
-  bool bytes(std::size_t n, std::string& out) {
-    if (bytes_.size() - at_ < n) return false;
-    out.assign(bytes_.substr(at_, n));
-    at_ += n;
-    return true;
-  }
-  std::size_t left() const { return bytes_.size() - at_; }
-
- private:
-  std::string_view bytes_;
-  std::size_t at_ = 0;
-};
 
 int hex_digit(char ch) {
   if (ch >= '0' && ch <= '9') return ch - '0';
@@ -224,12 +191,12 @@ Result<std::vector<InputPosition>> parse_cursor(const std::string& text) {
   Result<std::string> bytes = from_base64url(std::string_view(text).substr(2), 2);
   if (!bytes) return fail(bytes.why());
   if (bytes->size() < 5) return fail("it is too short to hold a place (cut short?)");
-  Reader checksum(std::string_view(*bytes).substr(bytes->size() - 4));
+  wire::ByteReader checksum(std::string_view(*bytes).substr(bytes->size() - 4));
   std::uint32_t check = 0;
-  checksum.u32(check);
+  checksum.le(check);
   std::string_view body = std::string_view(*bytes).substr(0, bytes->size() - 4);
   if (fnv1a32(body) != check) return fail("its checksum does not match (a character changed, or it was cut short)");
-  Reader in(body);
+  wire::ByteReader in(body);
   std::uint64_t count = 0;
   if (!in.varint(count) || count == 0 || count > kMaxEntries)
     return fail("its count of inputs is not 1 to " + std::to_string(kMaxEntries));
@@ -238,11 +205,13 @@ Result<std::vector<InputPosition>> parse_cursor(const std::string& text) {
     InputPosition input;
     std::uint32_t dir = 0, writer_low = 0, writer_high = 0;
     std::uint64_t name_length = 0, index = 0;
-    if (!in.u32(dir) || (with_writer && (!in.u32(writer_low) || !in.u32(writer_high))) || !in.varint(name_length))
+    if (!in.le(dir) || (with_writer && (!in.le(writer_low) || !in.le(writer_high))) || !in.varint(name_length))
       return fail(which + " is cut short");
     if (name_length == 0 || name_length > kMaxName)
       return fail(which + " has a file name of " + std::to_string(name_length) + " bytes (1 to 255)");
-    if (!in.bytes(name_length, input.at.file)) return fail(which + " is cut short");
+    std::string_view name;
+    if (!in.bytes(name_length, name)) return fail(which + " is cut short");
+    input.at.file.assign(name);
     if (input.at.file.find('/') != std::string::npos || input.at.file.find('\0') != std::string::npos ||
         input.at.file == "." || input.at.file == "..")
       return fail(which + " names a path, not a file name");
@@ -255,7 +224,7 @@ Result<std::vector<InputPosition>> parse_cursor(const std::string& text) {
     if (writer != 0) input.writer = writer;
     inputs.push_back(std::move(input));
   }
-  if (in.left() != 0) return fail(std::to_string(in.left()) + " bytes follow its last input");
+  if (!in.empty()) return fail(std::to_string(in.remaining()) + " bytes follow its last input");
   return inputs;
 }
 

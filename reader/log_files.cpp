@@ -53,7 +53,7 @@ constexpr std::size_t kInfoReadBytes = 4096;
 // The values of the keys that name a writer, in key order, each behind its
 // length so that no value can pass for two.
 std::string writer_from_info(std::string_view payload) {
-  wire::Reader in(payload);
+  wire::ByteReader in(payload);
   std::string keys[10];
   bool any = false;
   while (!in.empty()) {

@@ -165,7 +165,7 @@ bool Collector::describe_site(Batch& batch, std::uint32_t id) {
 // FORMAT.md §7 kinds 3 and 4: a suppressed-calls report and a context push
 // name a site, which the file must describe before them.
 void Collector::describe_reported_site(Batch& batch, std::string_view args) {
-  wire::Reader r(args);
+  wire::ByteReader r(args);
   std::uint8_t kind = 0;
   std::uint64_t id = 0;
   if (!r.le(kind)) return;

@@ -200,7 +200,7 @@ void FrameEncoder::append_frame(std::string& out, schema::FrameType type, std::s
 }
 
 void FrameEncoder::append_records(std::string& out, schema::FrameType type, std::string_view rows, int level) {
-  wire::Reader r(rows);
+  wire::ByteReader r(rows);
   std::uint64_t base;
   if (!r.le(base)) return append_frame(out, type, rows, level);
   // The rows' bytes are moved, not decoded and encoded again: each row's
@@ -231,13 +231,13 @@ void FrameEncoder::append_records(std::string& out, schema::FrameType type, std:
       delta_at = thread_at != nullptr ? skip_varint(thread_at) : nullptr;
       args_at = delta_at != nullptr ? skip_varint(delta_at) : nullptr;
       if (args_at == nullptr) return append_frame(out, type, rows, level);
-      wire::Reader length(args_at, 10);
+      wire::ByteReader length(args_at, 10);
       std::uint64_t args_size;
       if (!length.varint(args_size) || args_size > static_cast<std::uint64_t>(end - length.position()))
         return append_frame(out, type, rows, level);
       row_end = length.position() + args_size;
     } else {
-      wire::Reader tail(p, static_cast<std::size_t>(end - p));
+      wire::ByteReader tail(p, static_cast<std::size_t>(end - p));
       std::uint64_t site_id, thread_index, delta;
       std::string_view row_args;
       if (!tail.varint(site_id) || !tail.varint(thread_index)) return append_frame(out, type, rows, level);

@@ -44,7 +44,7 @@ void append_text_entry(std::string& entries, std::uint32_t id, std::string_view 
 }  // namespace
 
 bool TextInterner::rewrite(std::string_view rows, std::string& out, std::string& entries) {
-  wire::Reader r(rows);
+  wire::ByteReader r(rows);
   std::string& rewritten = rewritten_;
   rewritten.clear();
   // Records go over in runs, from the end of the last record changed to the

@@ -10,7 +10,7 @@ namespace terse::detail {
 
 bool OpenContexts::track(std::uint32_t thread_index, std::uint64_t ticks, std::string_view args, bool& push,
                          std::uint64_t& serial) {
-  wire::Reader r(args);
+  wire::ByteReader r(args);
   std::uint8_t kind = 0;
   if (!r.le(kind) || !r.varint(serial)) return false;
   push = kind == static_cast<std::uint8_t>(schema::ControlKind::context_push);

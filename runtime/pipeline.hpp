@@ -96,7 +96,7 @@ struct BatchRecord {
   std::string_view args;
 };
 // A row without its time delta: site id, thread index, length-prefixed arguments.
-inline bool next_batch_row(wire::Reader& r, BatchRecord& record) {
+inline bool next_batch_row(wire::ByteReader& r, BatchRecord& record) {
   return r.varint(record.site_id) && r.varint(record.thread) && r.length_prefixed(record.args, std::string_view::npos);
 }
 
@@ -118,8 +118,8 @@ class ColumnsReader {
   bool next(BatchRecord& record) { return next_batch_row(rows_, record) && ticks_.varint(record.tick_delta); }
 
  private:
-  wire::Reader rows_;
-  wire::Reader ticks_;
+  wire::ByteReader rows_;
+  wire::ByteReader ticks_;
 };
 
 // The records as one FORMAT.md §7 payload (base, then each row with its

@@ -112,7 +112,7 @@ class SiteLevels {
   void learn(std::string_view dictionary) {
     schema::for_each_entry(dictionary, [this](const schema::EntryView& entry) {
       if (entry.kind != static_cast<std::uint8_t>(schema::DictKind::site)) return true;
-      wire::Reader b(entry.body);
+      wire::ByteReader b(entry.body);
       std::uint64_t id;
       std::uint8_t level;
       if (!b.varint(id) || !b.le(level) || id > kMostSites) return true;

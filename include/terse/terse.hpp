@@ -36,7 +36,8 @@ namespace terse {
 // The levels a call logs at, lowest first, with the values the file stores
 // (FORMAT.md §6); `off` logs nothing.
 enum class Level : std::uint8_t { trace, debug, info, warn, error, critical, off };
-static_assert(static_cast<int>(Level::off) == schema::kLevelCount);
+static_assert(static_cast<int>(Level::critical) == static_cast<int>(schema::LevelValue::critical) &&
+              static_cast<int>(Level::off) == schema::kLevelCount);
 
 // What becomes of a value logged as terse::secret(value).
 enum class PrivateValues : std::uint8_t {

@@ -125,7 +125,7 @@ struct EntryView {
 // skipped).
 template <typename Visit>
 bool for_each_entry(std::string_view payload, Visit&& visit) {
-  wire::Reader r(payload);
+  wire::ByteReader r(payload);
   while (!r.empty()) {
     EntryView entry;
     if (!r.le(entry.kind) || !r.length_prefixed(entry.body, payload.size())) return false;

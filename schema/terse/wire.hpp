@@ -106,11 +106,11 @@ inline std::int64_t unzigzag(std::uint64_t v) {
 
 // A bounds-checked cursor over untrusted bytes: every read fails softly
 // (returns false) instead of running past the end.
-class Reader {
+class ByteReader {
  public:
-  Reader(const unsigned char* data, std::size_t size) : p_(data), end_(data + size) {}
-  explicit Reader(std::string_view bytes)
-      : Reader(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) {}
+  ByteReader(const unsigned char* data, std::size_t size) : p_(data), end_(data + size) {}
+  explicit ByteReader(std::string_view bytes)
+      : ByteReader(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) {}
 
   std::size_t remaining() const { return static_cast<std::size_t>(end_ - p_); }
   const unsigned char* position() const { return p_; }

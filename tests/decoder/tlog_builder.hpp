@@ -527,7 +527,7 @@ class TlogBuilder {
   // The same records with their tick deltas moved out of the rows into one
   // column ahead of them.
   std::string columnar(const std::string& payload) {
-    wire::Reader r(payload);
+    wire::ByteReader r(payload);
     std::uint64_t base = 0;
     r.le(base);
     std::string ticks, rows;

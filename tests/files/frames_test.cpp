@@ -60,7 +60,7 @@ std::string numbered_records(std::string_view payload, std::uint64_t number) {
 
 // A dictionary frame's entries without its leading frame-number entry.
 std::string_view entries_of(std::string_view stored) {
-  wire::Reader r(stored);
+  wire::ByteReader r(stored);
   std::uint8_t kind;
   std::string_view body;
   REQUIRE(r.le(kind));
@@ -124,7 +124,7 @@ TEST_CASE("dictionary frames are split at entry boundaries near 1 MiB") {
     CHECK(w.header.type == static_cast<std::uint8_t>(schema::FrameType::dictionary));
     CHECK(w.stored.size() <= (1u << 20));
     std::string_view stored = entries_of(w.stored);
-    wire::Reader r(stored);  // whole entries only
+    wire::ByteReader r(stored);  // whole entries only
     while (!r.empty()) {
       std::uint8_t kind;
       std::string_view body;
@@ -186,11 +186,11 @@ namespace {
 // FORMAT.md §7.4 by hand: the rows of a columnar payload with their tick
 // deltas put back, as the rows of a records payload.
 std::string rows_of_columnar(std::string_view payload) {
-  wire::Reader r(payload);
+  wire::ByteReader r(payload);
   std::string_view base, ticks_column;
   REQUIRE(r.bytes(8, base));
   REQUIRE(r.length_prefixed(ticks_column, payload.size()));
-  wire::Reader ticks(ticks_column);
+  wire::ByteReader ticks(ticks_column);
   std::string rows(base);
   while (!r.empty()) {
     std::uint64_t site = 0, thread = 0, delta = 0;
@@ -304,7 +304,7 @@ TEST_CASE("records in columns make the frame their payload makes, in place or co
     INFO("seed " << seed);
     std::string payload = mixed_records_payload(static_cast<int>(seed * 13), seed);
     // The payload's columns by hand, as the collector leaves them.
-    wire::Reader r(payload);
+    wire::ByteReader r(payload);
     std::uint64_t base = 0;
     REQUIRE(r.le(base));
     std::string rows, ticks;
