@@ -22,40 +22,43 @@ CursorFile::~CursorFile() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-std::string CursorFile::open(std::string& cursor) {
+Result<std::string> CursorFile::open() {
   lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) return "cannot create " + path_ + ".lock: " + std::strerror(errno);
+  if (lock_fd_ < 0) return Failure{"cannot create " + path_ + ".lock: " + std::strerror(errno)};
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
-    return "another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)";
-  if (std::string error = read_saved(cursor); !error.empty()) return error;
+    return Failure{"another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)"};
+  Result<std::string> cursor = read_saved();
+  if (!cursor) return cursor;
   // Find out now, not after the first acknowledgement, that it cannot be saved.
-  std::string error = write_temp("");
+  Result<> writable = write_temp("");
   ::unlink(temp_.c_str());
-  return error;
+  if (!writable) return Failure{writable.why()};
+  return cursor;
 }
 
 // The cursor as saved, without surrounding white space; none when the file is absent.
-std::string CursorFile::read_saved(std::string& cursor) {
+Result<std::string> CursorFile::read_saved() {
+  std::string cursor;
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno != ENOENT) return "cannot read " + path_ + ": " + std::strerror(errno);
-    return {};
+    if (errno != ENOENT) return Failure{"cannot read " + path_ + ": " + std::strerror(errno)};
+    return cursor;
   }
   char buffer[4096];
   ssize_t n;
   while ((n = ::read(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
   int read_errno = errno;
   ::close(fd);
-  if (n < 0) return "cannot read " + path_ + ": " + std::strerror(read_errno);
+  if (n < 0) return Failure{"cannot read " + path_ + ": " + std::strerror(read_errno)};
   while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.back()))) cursor.pop_back();
   while (!cursor.empty() && std::isspace(static_cast<unsigned char>(cursor.front()))) cursor.erase(0, 1);
-  return {};
+  return cursor;
 }
 
-std::string CursorFile::save(const std::string& cursor) {
-  std::string error = write_temp(cursor + "\n");
-  if (!error.empty()) return error;
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) return "cannot rename " + temp_ + ": " + std::strerror(errno);
+Result<> CursorFile::save(const std::string& cursor) {
+  if (Result<> written = write_temp(cursor + "\n"); !written) return written;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0)
+    return Failure{"cannot rename " + temp_ + ": " + std::strerror(errno)};
   int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
@@ -64,9 +67,9 @@ std::string CursorFile::save(const std::string& cursor) {
   return {};
 }
 
-std::string CursorFile::write_temp(const std::string& text) {
+Result<> CursorFile::write_temp(const std::string& text) {
   int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot write " + temp_ + ": " + std::strerror(errno);
+  if (fd < 0) return Failure{"cannot write " + temp_ + ": " + std::strerror(errno)};
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
@@ -75,7 +78,7 @@ std::string CursorFile::write_temp(const std::string& text) {
     if (n < 0) {
       std::string error = "cannot write " + temp_ + ": " + std::strerror(errno);
       ::close(fd);
-      return error;
+      return Failure{std::move(error)};
     }
     p += n;
     left -= static_cast<std::size_t>(n);
@@ -83,7 +86,7 @@ std::string CursorFile::write_temp(const std::string& text) {
   if (::fsync(fd) != 0) {
     std::string error = "cannot fsync " + temp_ + ": " + std::strerror(errno);
     ::close(fd);
-    return error;
+    return Failure{std::move(error)};
   }
   ::close(fd);
   return {};
@@ -122,12 +125,12 @@ void CursorSaver::run() {
     std::string cursor = std::move(*next_);
     next_.reset();
     lock.unlock();
-    std::string error = file_.save(cursor);
+    Result<> saved = file_.save(cursor);
     lock.lock();
-    if (!error.empty()) {
+    if (!saved) {
       // A stale cursor means more records sent twice after a restart,
       // never fewer sent: shipping goes on, and the next place is tried.
-      if (!failing_) news_ = error + " (will retry)";
+      if (!failing_) news_ = saved.why() + " (will retry)";
       failing_ = true;
       if (stopping_) return;  // exiting: that was the last try
       if (!next_) next_ = std::move(cursor);

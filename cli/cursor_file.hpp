@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include <terse/result.hpp>
+
 namespace terse::cli {
 
 // Saved by write, fsync, rename and an fsync of the directory, so that after a
@@ -21,14 +23,14 @@ class CursorFile {
   CursorFile(const CursorFile&) = delete;
   CursorFile& operator=(const CursorFile&) = delete;
 
-  // The saved cursor ("" when there is none yet), or an error.
-  std::string open(std::string& cursor);
+  // The saved cursor ("" when there is none yet), or why it cannot be used.
+  Result<std::string> open();
 
-  std::string save(const std::string& cursor);
+  Result<> save(const std::string& cursor);
 
  private:
-  std::string read_saved(std::string& cursor);
-  std::string write_temp(const std::string& text);
+  Result<std::string> read_saved();
+  Result<> write_temp(const std::string& text);
 
   std::string path_, temp_, dir_;
   int lock_fd_ = -1;

@@ -153,13 +153,13 @@ Producer::~Producer() {
   rd_kafka_destroy(rk_);
 }
 
-// ship's settings, then the -X properties over them; an empty string, or
-// the first that librdkafka refuses.
-std::string Producer::configure(rd_kafka_conf_t* conf, const ShipOptions& o) {
+// ship's settings, then the -X properties over them; fails on the first
+// that librdkafka refuses.
+Result<> Producer::configure(rd_kafka_conf_t* conf, const ShipOptions& o) {
   char error[512];
-  auto set = [&](const std::string& key, const std::string& value, const char* origin) -> std::string {
+  auto set = [&](const std::string& key, const std::string& value, const char* origin) -> Result<> {
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK)
-      return std::string(origin) + " " + key + "=" + value + ": " + error;
+      return Failure{std::string(origin) + " " + key + "=" + value + ": " + error};
     return {};
   };
   // Bounded memory: librdkafka counts payload bytes against max.kbytes;
@@ -188,26 +188,22 @@ std::string Producer::configure(rd_kafka_conf_t* conf, const ShipOptions& o) {
       {"statistics.interval.ms",
        std::to_string(o.stats_interval_s > 0 ? std::max(100, int(o.stats_interval_s * 1000)) : 0)},
   };
-  std::string problem;
   for (const auto& [key, value] : defaults)
-    if (problem.empty()) problem = set(key, value, "setting");
+    if (Result<> done = set(key, value, "setting"); !done) return done;
   for (const auto& property : o.properties) {
-    if (!problem.empty()) break;
     std::size_t eq = property.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      problem = "-X " + property + ": expected KEY=VALUE, e.g. -X linger.ms=50";
-      break;
-    }
-    problem = set(property.substr(0, eq), property.substr(eq + 1), "-X");
+    if (eq == std::string::npos || eq == 0)
+      return Failure{"-X " + property + ": expected KEY=VALUE, e.g. -X linger.ms=50"};
+    if (Result<> done = set(property.substr(0, eq), property.substr(eq + 1), "-X"); !done) return done;
   }
-  return problem;
+  return {};
 }
 
-std::string Producer::start(const ShipOptions& o, KafkaState& state) {
+Result<> Producer::start(const ShipOptions& o, KafkaState& state) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (std::string problem = configure(conf, o); !problem.empty()) {
+  if (Result<> configured = configure(conf, o); !configured) {
     rd_kafka_conf_destroy(conf);
-    return problem;
+    return configured;
   }
   char value[64];
   std::size_t value_size = sizeof value;
@@ -222,7 +218,7 @@ std::string Producer::start(const ShipOptions& o, KafkaState& state) {
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);  // owns conf only when it succeeds
   if (!rk_) {
     rd_kafka_conf_destroy(conf);
-    return std::string("the producer cannot start: ") + error;
+    return Failure{std::string("the producer cannot start: ") + error};
   }
   topic_ = o.topic;
   return {};

@@ -98,7 +98,7 @@ class Producer {
   Producer& operator=(const Producer&) = delete;
 
   // An empty string, or why the producer cannot start (a bad -X property, say).
-  std::string start(const ShipOptions& o, KafkaState& state);
+  Result<> start(const ShipOptions& o, KafkaState& state);
 
   // RD_KAFKA_RESP_ERR__QUEUE_FULL when the buffer is full; other errors are
   // for good (a record larger than message.max.bytes, an unknown topic).
@@ -115,7 +115,7 @@ class Producer {
   void flush(int timeout_ms) { rd_kafka_flush(rk_, timeout_ms); }
 
  private:
-  std::string configure(rd_kafka_conf_t* conf, const ShipOptions& o);
+  Result<> configure(rd_kafka_conf_t* conf, const ShipOptions& o);
 
   rd_kafka_t* rk_ = nullptr;
   rd_kafka_topic_t* rkt_ = nullptr;

@@ -75,7 +75,12 @@ Result<bool> Masker::reload_if_changed() {
 bool Masker::changed() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) return false;  // mid-replace: look again next time
-  Stamp now{st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_size, st.st_ino};
+#if defined(__APPLE__)
+  const timespec& modified = st.st_mtimespec;
+#else
+  const timespec& modified = st.st_mtim;
+#endif
+  Stamp now{modified.tv_sec, modified.tv_nsec, st.st_size, st.st_ino};
   if (now == stamp_) return false;
   stamp_ = now;
   return true;

@@ -175,12 +175,11 @@ class Shipper {
 
 std::optional<int> Shipper::start() {
   if (auto code = check_options()) return code;
-  std::string saved_cursor;
-  if (std::string error = cursor_file_.open(saved_cursor); !error.empty())
-    return usage_error("--cursor-file: " + error);
-  if (std::string error = producer_.start(o_, state_); !error.empty()) return usage_error(error);
+  Result<std::string> saved_cursor = cursor_file_.open();
+  if (!saved_cursor) return usage_error("--cursor-file: " + saved_cursor.why());
+  if (Result<> started = producer_.start(o_, state_); !started) return usage_error(started.why());
   install_stop_handlers();
-  if (auto code = open_inputs(saved_cursor)) return code;
+  if (auto code = open_inputs(*saved_cursor)) return code;
   printer_.emplace(format_, filters_.grep, mask_ ? &*mask_ : nullptr);
   reader::FormatOptions cut = format_;
   cut.json_args = false;

@@ -1,6 +1,8 @@
 // ParallelDecoder: one thread reads and orders, workers decode and render,
 // the calling thread writes (see decoder.hpp).
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
 #include <sched.h>
+#endif
 
 #include <condition_variable>
 #include <deque>
@@ -19,10 +21,12 @@
 namespace terse::decoder {
 
 unsigned available_cpus() {
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
     return static_cast<unsigned>(CPU_COUNT(&set));
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -2,7 +2,7 @@
 
 #include <poll.h>
 #include <unistd.h>
-#if defined(__linux__)
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
 #include <sys/inotify.h>
 #endif
 
@@ -13,14 +13,14 @@
 
 namespace terse::reader {
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
 // What may mean new records: data written to a file of the directory, a file
 // created, renamed into it or closed after writing.
 constexpr std::uint32_t kEvents = IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE;
 #endif
 
 ChangeWaiter::ChangeWaiter() {
-#if defined(__linux__)
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
   fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 #endif
 }
@@ -35,7 +35,7 @@ void ChangeWaiter::watch_directory(const std::string& dir) {
 }
 
 void ChangeWaiter::add(const std::string& dir) {
-#if defined(__linux__)
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
   if (::inotify_add_watch(fd_, dir.c_str(), kEvents) >= 0) {
     watched_.insert(dir);
     return;

@@ -1,10 +1,8 @@
 #include "frames.hpp"
 
-#include <limits.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <random>
 
 #include <zstd.h>
@@ -76,13 +74,6 @@ void put_entry(std::string& out, std::uint8_t kind, const std::string& body) {
   out.push_back(static_cast<char>(kind));
   wire::put_varint(out, body.size());
   out.append(body);
-}
-
-std::string program_name() {
-  char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return {};
-  return std::filesystem::path(std::string(path, static_cast<std::size_t>(n))).filename().string();
 }
 
 std::string host_name() {

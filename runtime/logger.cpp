@@ -281,7 +281,7 @@ void validate(const Config& config) {
     throw Error("terse: Config::private_values is not a valid mode");
   if (config.private_values == PrivateValues::hash && config.private_key.empty())
     throw Error("terse: Config::private_values = hash needs a Config::private_key");
-  if (std::string error = check_cpus(config.cpus); !error.empty()) throw Error(error);
+  if (Result<> usable = check_cpus(config.cpus); !usable) throw Error(usable.why());
   if (no_files) return;
   std::error_code ec;
   fs::create_directories(config.directory, ec);

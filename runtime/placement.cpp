@@ -12,18 +12,18 @@ std::vector<int> g_cpus;
 
 }  // namespace
 
-std::string check_cpus(const std::vector<int>& cpus) {
+Result<> check_cpus(const std::vector<int>& cpus) {
   int limit = cpu_number_limit();
   std::vector<bool> allowed = allowed_cpus();
   for (int cpu : cpus) {
     if (cpu < 0 || cpu >= limit)
-      return "terse: Config::cpus holds " + std::to_string(cpu) + ", which is no CPU number (0 to " +
-             std::to_string(limit - 1) + ")";
+      return Failure{"terse: Config::cpus holds " + std::to_string(cpu) + ", which is no CPU number (0 to " +
+                     std::to_string(limit - 1) + ")"};
     // A CPU outside the process's affinity would make every pin fail, and
     // the threads run where the scheduler puts them after all.
     auto index = static_cast<std::size_t>(cpu);
     if (!allowed.empty() && (index >= allowed.size() || !allowed[index]))
-      return "terse: Config::cpus holds CPU " + std::to_string(cpu) + ", which this process may not run on";
+      return Failure{"terse: Config::cpus holds CPU " + std::to_string(cpu) + ", which this process may not run on"};
   }
   return {};
 }

@@ -6,11 +6,13 @@
 #include <thread>
 #include <vector>
 
+#include <terse/result.hpp>
+
 namespace terse::detail {
 
-// Empty when `cpus` is a set this process may run on; otherwise what is
-// wrong with it, for start()'s error.
-std::string check_cpus(const std::vector<int>& cpus);
+// Fails, saying what is wrong for start()'s error, unless `cpus` is a set
+// this process may run on.
+Result<> check_cpus(const std::vector<int>& cpus);
 // The CPUs every terse thread started from now on is pinned to; empty: none.
 void set_thread_cpus(const std::vector<int>& cpus);
 // Names one of terse's threads (so `top -H` and the stats tell them apart)

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,10 @@ bool fences_other_threads() noexcept;
 void fence_other_threads() noexcept;
 
 // ---- Code
+
+// The program's file name, as ps shows it (no directory); empty where the
+// OS does not say.
+std::string program_name();
 
 // Whether the code at `address` stays mapped until the process ends: it is
 // the program's own or terse's, not a library that dlclose() may unload.

@@ -2,6 +2,7 @@
 #include "platform.hpp"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
 
 // AddressSanitizer checks bounds only in memory it allocated itself.
 #if defined(__SANITIZE_ADDRESS__)
@@ -357,6 +359,14 @@ bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept {
     return false;
   }
   return true;
+}
+
+std::string program_name() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return {};
+  std::string_view whole(path, static_cast<std::size_t>(n));
+  return std::string(whole.substr(whole.rfind('/') + 1));
 }
 
 bool code_stays_loaded(const void* address) noexcept {

@@ -324,7 +324,7 @@ Summary decode_file(const std::string& path, const RecordSink& sink, const Repor
 
 // ---- parallel decoding -------------------------------------------------------
 
-// The CPUs this process may run on (sched_getaffinity), at least 1: how many
+// The CPUs this process may run on (its CPU affinity where the OS has one), at least 1: how many
 // workers a ParallelDecoder is worth.
 unsigned available_cpus();
 

@@ -223,7 +223,8 @@ struct Config {
   // The CPUs terse's own threads run on (terse-io, terse-write and, when
   // they run, terse-view, terse-console and terse-levels): keep them off the
   // CPUs of the threads whose latency counts. Empty: wherever the scheduler
-  // puts them. Each must be a CPU this process may run on.
+  // puts them. Each must be a CPU this process may run on. Pinning needs
+  // Linux; elsewhere the numbers are checked and the OS places the threads.
   std::vector<int> cpus;
   // Calls at this level and above after stop() (also from static
   // destructors, once stop() has run at exit) are printed on stderr as

@@ -12,6 +12,7 @@
 #include "cursor_file.hpp"
 #include "test_support.hpp"
 
+using terse::Result;
 using terse::cli::CursorFile;
 using terse::cli::CursorSaver;
 using terse::test::read_file;
@@ -20,37 +21,34 @@ using terse::test::write_file;
 
 TEST_CASE("a cursor file starts empty, reads back what was saved, and has one user at a time") {
   TempDir dir;
-  std::string saved = "unchanged";
   {
     CursorFile file(dir / "app.cursor");
-    saved.clear();
-    REQUIRE(file.open(saved).empty());
-    CHECK(saved.empty());
-    CHECK(file.save("2.first").empty());
+    Result<std::string> opened = file.open();
+    REQUIRE(opened.why().empty());
+    CHECK(opened->empty());
+    CHECK(file.save("2.first").why().empty());
     CHECK(read_file(dir / "app.cursor") == "2.first\n");
 
     CursorFile second(dir / "app.cursor");
-    std::string ignored;
-    CHECK(second.open(ignored).find("another terse ship") != std::string::npos);
+    CHECK(second.open().why().find("another terse ship") != std::string::npos);
   }
   CursorFile again(dir / "app.cursor");  // the first one's lock went with it
-  REQUIRE(again.open(saved).empty());
-  CHECK(saved == "2.first");
+  Result<std::string> reopened = again.open();
+  REQUIRE(reopened.why().empty());
+  CHECK(*reopened == "2.first");
   CHECK(!std::filesystem::exists(dir / "app.cursor.tmp"));
 }
 
 TEST_CASE("a cursor file in a directory that cannot be written is refused at open") {
   TempDir dir;
   CursorFile file(dir / "missing/app.cursor");
-  std::string saved;
-  CHECK(!file.open(saved).empty());
+  CHECK(!file.open().why().empty());
 }
 
 TEST_CASE("the saver writes the last place posted, however fast places are posted") {
   TempDir dir;
   CursorFile file(dir / "app.cursor");
-  std::string saved;
-  REQUIRE(file.open(saved).empty());
+  REQUIRE(file.open().why().empty());
   std::atomic<bool> posting{true};
   std::string news;
   {
@@ -86,8 +84,7 @@ TEST_CASE("a save that fails is reported once, retried, and reported mended") {
   TempDir dir;
   std::filesystem::create_directory(dir / "state");
   CursorFile file(dir / "state/app.cursor");
-  std::string saved;
-  REQUIRE(file.open(saved).empty());
+  REQUIRE(file.open().why().empty());
   CursorSaver saver(file);
   std::filesystem::remove_all(dir / "state");  // the disk goes away under it
   saver.post("2.lost-for-now");

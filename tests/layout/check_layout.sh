@@ -16,7 +16,8 @@
 #              objects includes sinks/
 # so that reading is three rooms, decoder < reader < cli, and for ports: in
 # runtime/, sinks/ and include/ only runtime/platform_<os>.cpp includes the
-# Linux-only headers behind runtime/platform.hpp.
+# OS's own headers behind runtime/platform.hpp, and runtime/platform_posix.cpp
+# none that only Linux has.
 # A header named <terse/X.hpp> is looked up in include/terse, schema/terse,
 # decoder/terse and reader/terse (each room's public headers); a quoted
 # header next to the including file, else from the source root
@@ -41,6 +42,7 @@ if [[ ${1:-} == --self-test ]]; then
     'decoder/json_record.cpp|#include "cursor.hpp"'
     'runtime/logger.cpp|#include <terse/decoder.hpp>'
     'sinks/view.cpp|#include "runtime/buffers.hpp"'
+    'runtime/platform_posix.cpp|#include <sys/prctl.h>'
   )
   bash "$self" "$source_dir" >/dev/null || { echo "self-test: the tree itself breaks the rules" >&2; exit 1; }
   missed=0
@@ -122,6 +124,11 @@ while IFS= read -r file; do
       $file != runtime/platform_*.cpp &&
       $spelled =~ ^(linux/.*|sys/syscall\.h|sys/mman\.h|sys/prctl\.h|sched\.h)$ ]]; then
       echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp may (runtime/platform.hpp)" >&2
+      failures=$((failures + 1))
+    fi
+    if [[ $quoted == no && $file == runtime/platform_posix.cpp &&
+      $spelled =~ ^(linux/.*|sys/syscall\.h|sys/prctl\.h|sched\.h|malloc\.h|link\.h|sys/inotify\.h|sys/auxv\.h)$ ]]; then
+      echo "$file: includes <$spelled>, which is Linux's alone (runtime/platform_linux.cpp)" >&2
       failures=$((failures + 1))
     fi
     read -r to kind resolved < <(owner_of "$file" "$spelled" "$quoted")

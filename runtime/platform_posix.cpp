@@ -1,0 +1,320 @@
+// platform.hpp on any POSIX system: what macOS and the BSDs have in common
+// with Linux, and nothing else. CMake takes it with -DTERSE_PLATFORM=posix,
+// which is how Linux proves that the rest of the tree needs no more. What
+// it gives up against platform_linux.cpp: no futex (waits park on a
+// condition variable), no membarrier (idle buffers keep their memory), no
+// huge pages, no pages mapped ahead in one call, no CPU pinning.
+#include "platform.hpp"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#if defined(__FreeBSD__)
+#include <pthread_np.h>
+#endif
+
+namespace terse::detail {
+
+// Each OS numbers its threads its own way, and the number its tools show
+// (ps, top, a debugger) is what a reader of the log looks for.
+std::uint64_t thread_id() noexcept {
+#if defined(__APPLE__)
+  std::uint64_t id = 0;
+  pthread_threadid_np(nullptr, &id);
+  return id;
+#elif defined(__FreeBSD__)
+  return static_cast<std::uint64_t>(pthread_getthreadid_np());
+#elif defined(__linux__)
+  return static_cast<std::uint64_t>(::gettid());
+#else
+  // No OS number to show: one of our own, never 0, stable for the thread.
+  static std::atomic<std::uint64_t> last{0};
+  thread_local const std::uint64_t id = last.fetch_add(1, std::memory_order_relaxed) + 1;
+  return id;
+#endif
+}
+
+void thread_name(char* out, std::size_t size) noexcept {
+  if (size == 0) return;
+  if (pthread_getname_np(pthread_self(), out, size) != 0) out[0] = '\0';
+}
+
+void name_thread(std::thread& thread, const char* name) noexcept {
+  // 15 bytes and a NUL fit every system's limit (Linux's is the smallest).
+  char cut[16];
+  std::strncpy(cut, name, sizeof cut - 1);
+  cut[sizeof cut - 1] = '\0';
+#if defined(__APPLE__)
+  (void)thread;  // macOS names only the calling thread: terse's threads are named as they start
+  (void)cut;
+#elif defined(__NetBSD__)
+  pthread_setname_np(thread.native_handle(), "%s", cut);
+#else
+  pthread_setname_np(thread.native_handle(), cut);
+#endif
+}
+
+namespace {
+std::int64_t clock_ns(clockid_t clock) noexcept {
+  timespec used{};
+  if (clock_gettime(clock, &used) != 0) return 0;
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
+}
+}  // namespace
+
+std::int64_t thread_cpu_ns(std::thread& thread) noexcept {
+#if defined(__APPLE__)
+  (void)thread;
+  return 0;  // no POSIX clock of another thread
+#else
+  clockid_t clock;
+  return pthread_getcpuclockid(thread.native_handle(), &clock) == 0 ? clock_ns(clock) : 0;
+#endif
+}
+
+std::int64_t own_thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+// POSIX has no CPU affinity: Config::cpus may name any CPU the system has,
+// and pinning is left to the OS.
+int cpu_number_limit() noexcept {
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  return cpus > 0 ? static_cast<int>(cpus) : 1;
+}
+
+std::vector<bool> allowed_cpus() { return {}; }
+
+void pin_thread(std::thread&, const std::vector<int>&) noexcept {}
+
+void prefer_short_sleeps() noexcept {}
+
+// Waiters park on one of a fixed set of condition variables, picked by the
+// word's address. wake_all() takes the same mutex that wait_for_change()
+// holds while it compares the word, so a wake after the word changed is
+// never missed; words that share a slot only wake each other spuriously.
+namespace {
+struct ParkingSlot {
+  std::mutex mutex;
+  std::condition_variable changed;
+};
+ParkingSlot& slot_of(const void* word) noexcept {
+  static std::array<ParkingSlot, 64> slots;
+  auto address = reinterpret_cast<std::uintptr_t>(word);
+  return slots[(address >> 4) % slots.size()];
+}
+}  // namespace
+
+void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
+  ParkingSlot& slot = slot_of(&word);
+  std::unique_lock lock(slot.mutex);
+  if (word.load(std::memory_order_acquire) != expected) return;
+  slot.changed.wait_for(lock, std::chrono::nanoseconds(timeout_ns));
+}
+
+void wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  ParkingSlot& slot = slot_of(&word);
+  { std::lock_guard lock(slot.mutex); }
+  slot.changed.notify_all();
+}
+
+std::size_t page_bytes() noexcept {
+  static const std::size_t bytes = [] {
+    long got = sysconf(_SC_PAGESIZE);
+    return got > 0 ? static_cast<std::size_t>(got) : std::size_t{4096};
+  }();
+  return bytes;
+}
+
+namespace {
+
+// A write to each page maps it for writing now, as the producer's first
+// write would; the byte keeps its value, and nobody else writes there yet.
+void write_each_page(char* memory, std::size_t bytes) noexcept {
+  auto page_mask = static_cast<std::uintptr_t>(page_bytes()) - 1;
+  auto end = reinterpret_cast<std::uintptr_t>(memory) + bytes;
+  for (auto at = reinterpret_cast<std::uintptr_t>(memory); at < end; at = (at | page_mask) + 1) {
+    auto* byte = reinterpret_cast<volatile char*>(at);
+    *byte = *byte;
+  }
+}
+
+char* map_anonymous(std::size_t bytes) noexcept {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
+}
+
+}  // namespace
+
+char* map_populated(std::size_t bytes) noexcept {
+  char* memory = map_anonymous(bytes);
+  if (memory != nullptr) write_each_page(memory, bytes);
+  return memory;
+}
+
+void unmap_populated(char* memory, std::size_t bytes) noexcept {
+  if (memory != nullptr) ::munmap(memory, bytes);
+}
+
+char* map_lazy(std::size_t bytes) noexcept { return map_anonymous(bytes); }
+
+void populate(char*, std::size_t) noexcept {}
+
+void prepare_pages(char* memory, std::size_t bytes) noexcept { write_each_page(memory, bytes); }
+
+bool discard(char* memory, std::size_t bytes) noexcept {
+  // Whole pages only, as on Linux. A fresh mapping over them is the POSIX
+  // way to have them read as zeros: macOS's MADV_DONTNEED and MADV_FREE
+  // keep the old bytes until the system needs the memory.
+  auto page = static_cast<std::uintptr_t>(page_bytes());
+  auto from = (reinterpret_cast<std::uintptr_t>(memory) + page - 1) & ~(page - 1);
+  auto to = (reinterpret_cast<std::uintptr_t>(memory) + bytes) & ~(page - 1);
+  if (to <= from) return false;
+  return ::mmap(reinterpret_cast<void*>(from), to - from, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED,
+                -1, 0) != MAP_FAILED;
+}
+
+char* map_huge(std::size_t) noexcept { return nullptr; }
+
+std::size_t huge_ring_bytes(std::size_t bytes) noexcept { return bytes; }
+
+void return_freed_memory() noexcept {}
+
+// No system call fences other threads: buffers of idle threads keep their
+// memory (Config::release_idle_after says so).
+bool fences_other_threads() noexcept { return false; }
+
+void fence_other_threads() noexcept {}
+
+std::string program_name() {
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+  const char* name = getprogname();
+  return name != nullptr ? name : "";
+#else
+  return {};
+#endif
+}
+
+bool code_stays_loaded(const void* address) noexcept {
+  // terse's own object only: telling the program from a library that
+  // dlclose() may unload needs the loader's list, which each OS walks its
+  // own way. Unsure is false.
+  Dl_info own{};
+  Dl_info code{};
+  return dladdr(reinterpret_cast<const void*>(&code_stays_loaded), &own) != 0 && dladdr(address, &code) != 0 &&
+         own.dli_fbase == code.dli_fbase;
+}
+
+bool use_signal_stack(char* memory, std::size_t bytes) noexcept {
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return false;
+  stack_t stack{};
+  stack.ss_sp = memory;
+  stack.ss_size = bytes;
+  return sigaltstack(&stack, nullptr) == 0;
+}
+
+void leave_signal_stack() noexcept {
+  stack_t off{};
+  off.ss_flags = SS_DISABLE;
+  sigaltstack(&off, nullptr);
+}
+
+void block_broken_pipe_signal() noexcept {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+}
+
+void take_broken_pipe_signal() noexcept {
+  // sigwait() returns at once for a pending signal, and only then is it
+  // called: the signal is blocked here, so it stays pending until taken.
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) != 0 || sigismember(&pending, SIGPIPE) != 1) return;
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  int taken = 0;
+  sigwait(&pipe_signal, &taken);
+}
+
+void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept {
+  pthread_atfork(before, in_parent, in_child);
+}
+
+bool sync_data(int fd) noexcept { return ::fsync(fd) == 0; }
+
+namespace {
+FileIdentity identity_from(const struct stat& status) noexcept {
+  return {static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino),
+          static_cast<std::uint64_t>(status.st_nlink)};
+}
+}  // namespace
+
+bool descriptor_identity(int fd, FileIdentity& out) noexcept {
+  struct stat status;
+  if (::fstat(fd, &status) != 0) return false;
+  out = identity_from(status);
+  return true;
+}
+
+bool path_identity(const char* path, FileIdentity& out) noexcept {
+  struct stat status;
+  if (::stat(path, &status) != 0) return false;
+  out = identity_from(status);
+  return true;
+}
+
+// A pthread key's destructor runs once the thread's own thread_local
+// destructors ran (and again for a key set by one of them). One key for
+// all pending calls, which wait in a list: a key per call would run out.
+namespace {
+struct AtThreadEnd {
+  void (*done)(void*) noexcept;
+  void* arg;
+  AtThreadEnd* next;
+};
+pthread_key_t thread_end_key() noexcept {
+  static pthread_key_t key = [] {
+    pthread_key_t k;
+    auto run = [](void* list) {
+      for (auto* item = static_cast<AtThreadEnd*>(list); item != nullptr;) {
+        AtThreadEnd* next = item->next;
+        item->done(item->arg);
+        delete item;
+        item = next;
+      }
+    };
+    return pthread_key_create(&k, run) == 0 ? k : static_cast<pthread_key_t>(-1);
+  }();
+  return key;
+}
+}  // namespace
+
+bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept {
+  pthread_key_t key = thread_end_key();
+  if (key == static_cast<pthread_key_t>(-1)) return false;
+  auto* item = new (std::nothrow) AtThreadEnd{done, arg, static_cast<AtThreadEnd*>(pthread_getspecific(key))};
+  if (item == nullptr) return false;
+  if (pthread_setspecific(key, item) != 0) {
+    delete item;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace terse::detail
