@@ -9,10 +9,8 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,11 +36,6 @@ namespace terse::detail {
 
 std::uint64_t thread_id() noexcept { return static_cast<std::uint64_t>(::gettid()); }
 
-void thread_name(char* out, std::size_t size) noexcept {
-  if (size == 0) return;
-  if (pthread_getname_np(pthread_self(), out, size) != 0) out[0] = '\0';
-}
-
 void name_thread(std::thread& thread, const char* name) noexcept {
   // Linux takes 15 bytes and a NUL, and refuses (ERANGE) rather than cut.
   char cut[16];
@@ -50,21 +43,6 @@ void name_thread(std::thread& thread, const char* name) noexcept {
   cut[sizeof cut - 1] = '\0';
   pthread_setname_np(thread.native_handle(), cut);
 }
-
-namespace {
-std::int64_t clock_ns(clockid_t clock) noexcept {
-  timespec used{};
-  if (clock_gettime(clock, &used) != 0) return 0;
-  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
-}
-}  // namespace
-
-std::int64_t thread_cpu_ns(std::thread& thread) noexcept {
-  clockid_t clock;
-  return pthread_getcpuclockid(thread.native_handle(), &clock) == 0 ? clock_ns(clock) : 0;
-}
-
-std::int64_t own_thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 int cpu_number_limit() noexcept { return CPU_SETSIZE; }
 
@@ -102,14 +80,6 @@ void wait_for_change(std::atomic<std::uint32_t>& word, std::uint32_t expected, l
 
 void wake_all(std::atomic<std::uint32_t>& word) noexcept {
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
-
-std::size_t page_bytes() noexcept {
-  static const std::size_t bytes = [] {
-    long got = sysconf(_SC_PAGESIZE);
-    return got > 0 ? static_cast<std::size_t>(got) : std::size_t{4096};
-  }();
-  return bytes;
 }
 
 #if defined(TERSE_MALLOC_ONLY)
@@ -265,101 +235,7 @@ void fence_other_threads() noexcept {}
 
 #endif
 
-bool use_signal_stack(char* memory, std::size_t bytes) noexcept {
-  stack_t current{};
-  if (sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return false;
-  stack_t stack{};
-  stack.ss_sp = memory;
-  stack.ss_size = bytes;
-  return sigaltstack(&stack, nullptr) == 0;
-}
-
-void leave_signal_stack() noexcept {
-  stack_t off{};
-  off.ss_flags = SS_DISABLE;
-  sigaltstack(&off, nullptr);
-}
-
-void block_broken_pipe_signal() noexcept {
-  sigset_t pipe_signal;
-  sigemptyset(&pipe_signal);
-  sigaddset(&pipe_signal, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
-}
-
-void take_broken_pipe_signal() noexcept {
-  sigset_t pipe_signal;
-  sigemptyset(&pipe_signal);
-  sigaddset(&pipe_signal, SIGPIPE);
-  timespec none{0, 0};
-  sigtimedwait(&pipe_signal, nullptr, &none);  // pending on this thread, as the write raised it here
-}
-
-void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept {
-  pthread_atfork(before, in_parent, in_child);
-}
-
 bool sync_data(int fd) noexcept { return ::fdatasync(fd) == 0; }
-
-namespace {
-FileIdentity identity_from(const struct stat& status) noexcept {
-  return {static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino),
-          static_cast<std::uint64_t>(status.st_nlink)};
-}
-}  // namespace
-
-bool descriptor_identity(int fd, FileIdentity& out) noexcept {
-  struct stat status;
-  if (::fstat(fd, &status) != 0) return false;
-  out = identity_from(status);
-  return true;
-}
-
-bool path_identity(const char* path, FileIdentity& out) noexcept {
-  struct stat status;
-  if (::stat(path, &status) != 0) return false;
-  out = identity_from(status);
-  return true;
-}
-
-// glibc runs the destructors of pthread keys after the C++ thread_local
-// ones, and again for a key set by one of them (up to four rounds). One key
-// per pending call would run out of keys: the calls wait in a list, which
-// the key's one value carries.
-namespace {
-struct AtThreadEnd {
-  void (*done)(void*) noexcept;
-  void* arg;
-  AtThreadEnd* next;
-};
-pthread_key_t thread_end_key() noexcept {
-  static pthread_key_t key = [] {
-    pthread_key_t k;
-    auto run = [](void* list) {
-      for (auto* item = static_cast<AtThreadEnd*>(list); item != nullptr;) {
-        AtThreadEnd* next = item->next;
-        item->done(item->arg);
-        delete item;
-        item = next;
-      }
-    };
-    return pthread_key_create(&k, run) == 0 ? k : static_cast<pthread_key_t>(-1);
-  }();
-  return key;
-}
-}  // namespace
-
-bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept {
-  pthread_key_t key = thread_end_key();
-  if (key == static_cast<pthread_key_t>(-1)) return false;
-  auto* item = new (std::nothrow) AtThreadEnd{done, arg, static_cast<AtThreadEnd*>(pthread_getspecific(key))};
-  if (item == nullptr) return false;
-  if (pthread_setspecific(key, item) != 0) {
-    delete item;
-    return false;
-  }
-  return true;
-}
 
 std::string program_name() {
   char path[PATH_MAX];

@@ -126,7 +126,7 @@ while IFS= read -r file; do
       echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp may (runtime/platform.hpp)" >&2
       failures=$((failures + 1))
     fi
-    if [[ $quoted == no && $file == runtime/platform_posix.cpp &&
+    if [[ $quoted == no && ($file == runtime/platform_posix.cpp || $file == runtime/platform_unix.cpp) &&
       $spelled =~ ^(linux/.*|sys/syscall\.h|sys/prctl\.h|sched\.h|malloc\.h|link\.h|sys/inotify\.h|sys/auxv\.h)$ ]]; then
       echo "$file: includes <$spelled>, which is Linux's alone (runtime/platform_linux.cpp)" >&2
       failures=$((failures + 1))
