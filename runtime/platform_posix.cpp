@@ -50,7 +50,8 @@ void name_thread(std::thread& thread, const char* name) noexcept {
   std::strncpy(cut, name, sizeof cut - 1);
   cut[sizeof cut - 1] = '\0';
 #if defined(__APPLE__)
-  (void)thread;  // macOS names only the calling thread: terse's threads are named as they start
+  // macOS names only the calling thread: terse's threads stay unnamed there.
+  (void)thread;
   (void)cut;
 #elif defined(__NetBSD__)
   pthread_setname_np(thread.native_handle(), "%s", cut);
