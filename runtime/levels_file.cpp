@@ -75,7 +75,7 @@ LevelsFileWatcher::~LevelsFileWatcher() {
 
 void LevelsFileWatcher::check() {
   Result<std::optional<std::string>> read = read_small_file(path_);
-  std::optional<std::string> content = read ? *read : std::nullopt;
+  std::optional<std::string> content = read ? std::move(*read) : std::nullopt;
   const std::string& problem = read.why();
   if (!first_check_ && content == last_ && problem == last_problem_) return;
   if (!first_check_ && content) {
