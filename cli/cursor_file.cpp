@@ -1,17 +1,49 @@
 #include "cursor_file.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <io.h>
+#include <windows.h>
+#else
+#include <sys/file.h>
+#endif
 
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <utility>
 
+#include <terse/portable_libc.hpp>
+
 namespace terse::cli {
+namespace {
+
+// Whether this process now holds the only lock on the file open at `fd`; false at once when
+// another holds it. The lock goes with the descriptor.
+bool lock_alone(int fd) {
+#ifdef _WIN32
+  OVERLAPPED whole_file{};
+  return LockFileEx(reinterpret_cast<HANDLE>(_get_osfhandle(fd)), LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
+                    0, MAXDWORD, MAXDWORD, &whole_file) != 0;
+#else
+  return ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+#endif
+}
+
+// Writes the file's data to the device; false, with errno set, when that failed.
+bool sync_file(int fd) {
+#ifdef _WIN32
+  return _commit(fd) == 0;
+#else
+  return ::fsync(fd) == 0;
+#endif
+}
+
+}  // namespace
 
 CursorFile::CursorFile(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp") {
   std::string dir = std::filesystem::path(path_).parent_path().string();
@@ -23,9 +55,9 @@ CursorFile::~CursorFile() {
 }
 
 Result<std::string> CursorFile::open() {
-  lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | kOpenFlags, 0644);
   if (lock_fd_ < 0) return Failure{"cannot create " + path_ + ".lock: " + std::strerror(errno)};
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+  if (!lock_alone(lock_fd_))
     return Failure{"another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)"};
   Result<std::string> cursor = read_saved();
   if (!cursor) return cursor;
@@ -39,14 +71,14 @@ Result<std::string> CursorFile::open() {
 // The cursor as saved, without surrounding white space; none when the file is absent.
 Result<std::string> CursorFile::read_saved() {
   std::string cursor;
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path_.c_str(), O_RDONLY | kOpenFlags);
   if (fd < 0) {
     if (errno != ENOENT) return Failure{"cannot read " + path_ + ": " + std::strerror(errno)};
     return cursor;
   }
   char buffer[4096];
   ssize_t n;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
+  while ((n = read_some(fd, buffer, sizeof buffer)) > 0) cursor.append(buffer, static_cast<std::size_t>(n));
   int read_errno = errno;
   ::close(fd);
   if (n < 0) return Failure{"cannot read " + path_ + ": " + std::strerror(read_errno)};
@@ -57,23 +89,29 @@ Result<std::string> CursorFile::read_saved() {
 
 Result<> CursorFile::save(const std::string& cursor) {
   if (Result<> written = write_temp(cursor + "\n"); !written) return written;
-  if (::rename(temp_.c_str(), path_.c_str()) != 0)
-    return Failure{"cannot rename " + temp_ + ": " + std::strerror(errno)};
+  // std::filesystem::rename replaces the old file on Windows too, where rename() refuses.
+  std::error_code error;
+  std::filesystem::rename(temp_, path_, error);
+  if (error) return Failure{"cannot rename " + temp_ + ": " + error.message()};
+#ifndef _WIN32
+  // The rename itself reaches the device with the directory's data (Windows cannot open a
+  // directory to sync it).
   int dir_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+#endif
   return {};
 }
 
 Result<> CursorFile::write_temp(const std::string& text) {
-  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | kOpenFlags, 0644);
   if (fd < 0) return Failure{"cannot write " + temp_ + ": " + std::strerror(errno)};
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
+    ssize_t n = write_some(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       std::string error = "cannot write " + temp_ + ": " + std::strerror(errno);
@@ -83,7 +121,7 @@ Result<> CursorFile::write_temp(const std::string& text) {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (!sync_file(fd)) {
     std::string error = "cannot fsync " + temp_ + ": " + std::strerror(errno);
     ::close(fd);
     return Failure{std::move(error)};

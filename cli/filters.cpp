@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <terse/portable_libc.hpp>
+
 namespace terse::cli {
 namespace {
 
@@ -69,7 +71,7 @@ std::int64_t civil_to_seconds(int year, int month, int day, int hour, int minute
   t.tm_min = minute;
   t.tm_sec = second;
   t.tm_isdst = -1;
-  return static_cast<std::int64_t>(utc ? timegm(&t) : mktime(&t));
+  return static_cast<std::int64_t>(utc ? utc_seconds(t) : mktime(&t));
 }
 
 // The calendar fields of a moment, in UTC or in local time.
@@ -77,9 +79,9 @@ tm civil_parts(std::int64_t seconds, bool utc) {
   time_t t = static_cast<time_t>(seconds);
   tm parts{};
   if (utc) {
-    gmtime_r(&t, &parts);
+    utc_calendar(t, parts);
   } else {
-    localtime_r(&t, &parts);
+    local_calendar(t, parts);
   }
   return parts;
 }

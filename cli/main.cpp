@@ -2,6 +2,10 @@
 // filters, merges by time, shows statistics, verifies files and ships them.
 // Here only the top level: each command lives in its own file (commands.hpp).
 #include <signal.h>
+#ifdef _WIN32
+#include <fcntl.h>
+#include <io.h>
+#endif
 
 #include <cstdio>
 #include <string_view>
@@ -43,9 +47,20 @@ std::vector<char*> bare_color_as_always(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace terse::cli;
+#ifdef _WIN32
+  // Log files come in on stdin and text goes out as it is, with no CR-LF translation either
+  // way; a reader that went away shows as a failed write, as below.
+  _setmode(_fileno(stdin), _O_BINARY);
+  _setmode(_fileno(stdout), _O_BINARY);
+#else
   // A reader that went away shows as EPIPE where the output is written.
   ::signal(SIGPIPE, SIG_IGN);
+#endif
   CLI::App app{"terse: read, follow, filter, check and summarise terse binary log files, and ship them to Kafka"};
+  // Options are -x and --name on Windows too, as the manual says; CLI11 would take /x there,
+  // and with it every absolute path that starts with a slash. Set before the subcommands,
+  // which copy it.
+  app.allow_windows_style_options(false);
   app.require_subcommand(1);
   app.footer(kMainFooter);
   app.set_version_flag("--version", "terse " TERSE_VERSION_STRING);

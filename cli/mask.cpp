@@ -77,6 +77,8 @@ bool Masker::changed() {
   if (::stat(path_.c_str(), &st) != 0) return false;  // mid-replace: look again next time
 #if defined(__APPLE__)
   const timespec& modified = st.st_mtimespec;
+#elif defined(_WIN32)
+  const timespec modified{st.st_mtime, 0};  // whole seconds: the size still tells most edits apart
 #else
   const timespec& modified = st.st_mtim;
 #endif

@@ -1,11 +1,15 @@
 #include "output.hpp"
 
+#ifndef _WIN32
 #include <poll.h>
+#endif
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include <terse/portable_libc.hpp>
 
 namespace terse::cli {
 
@@ -25,7 +29,7 @@ bool Output::write_all(std::string_view text) {
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
-    ssize_t n = ::write(STDOUT_FILENO, p, left);
+    ssize_t n = write_some(STDOUT_FILENO, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EPIPE) {
@@ -43,8 +47,12 @@ bool Output::write_all(std::string_view text) {
 }
 
 bool Output::reader_gone() {
+#ifdef _WIN32
+  return false;  // Windows cannot tell before a write, which then fails as a broken pipe
+#else
   pollfd p{STDOUT_FILENO, 0, 0};
   return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+#endif
 }
 
 ProblemReporter::ProblemReporter(std::string program, TornTails torn_tails)

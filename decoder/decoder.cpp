@@ -16,6 +16,7 @@
 
 #include <terse/delta.hpp>
 #include <terse/dictionary.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -579,7 +580,7 @@ Summary StreamDecoder::decode_bytes(std::string_view bytes, const RecordSink& si
 }
 
 Summary decode_file(const std::string& path, const RecordSink& sink, const Reporter& reporter) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
   if (fd < 0) {
     Summary summary;
     summary.damaged = 1;

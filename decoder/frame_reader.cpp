@@ -6,6 +6,7 @@
 
 #include <terse/crc.hpp>
 #include <terse/frame.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -60,7 +61,7 @@ bool FrameReader::fill(std::size_t need) {
     }
     std::size_t want = std::max(need - available(), kReadChunk);
     if (buffer_.size() - end_ < want) buffer_.resize(end_ + want);
-    ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    ssize_t n = read_some(fd_, buffer_.data() + end_, buffer_.size() - end_);
     if (n < 0) {
       if (errno == EINTR) continue;
       report(base_offset_ + end_, std::string("read failed: ") + std::strerror(errno));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <terse/decoder.hpp>
+#include <terse/per_thread.hpp>
 #include <terse/schema.hpp>
 
 #include "message.hpp"
@@ -61,7 +62,7 @@ void detail::append_json_scalar(std::string& out, const Arg& a) {
 }
 
 void append_json_record(std::string& out, const Record& record, const TimeStyle& style) {
-  thread_local std::string message;
+  auto& message = per_thread<std::string>([] {});
   message.clear();
   render_message(record, message, &style);
   append_json_record(out, record, style, message, TextRewrite{});

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <terse/decoder.hpp>
+#include <terse/per_thread.hpp>
 #include <terse/schema.hpp>
 
 #include "message.hpp"
@@ -47,7 +48,7 @@ fmt::basic_format_arg<fmt::format_context> to_fmt_arg(const Arg& a) {
 // fmt keeps pointers to custom arguments while it formats: the views of a
 // record's structured arguments live here, one per argument.
 std::vector<detail::StructuredView>& structured_views(const Record& record) {
-  thread_local std::vector<detail::StructuredView> views;
+  auto& views = per_thread<std::vector<detail::StructuredView>>([] {});
   views.assign(record.args.size(), detail::StructuredView{});
   for (std::size_t i = 0; i < record.args.size(); ++i) {
     const Arg& a = record.args[i];
@@ -60,7 +61,7 @@ std::vector<detail::StructuredView>& structured_views(const Record& record) {
 // by name and `{0}` by position, as fmt::arg arguments do.
 void format_named(fmt::memory_buffer& message, const Record& record, const std::vector<detail::StructuredView>& views) {
   const Site& site = *record.site;
-  thread_local fmt::dynamic_format_arg_store<fmt::format_context> store;
+  auto& store = per_thread<fmt::dynamic_format_arg_store<fmt::format_context>>([] {});
   store.clear();
   for (std::size_t i = 0; i < record.args.size(); ++i) {
     const std::string& name = site.arg_names[i];
@@ -108,7 +109,7 @@ bool dynamic_value_in_bounds(const Arg& a) {
     format_named(message, record, views);
     return;
   }
-  thread_local std::vector<fmt::basic_format_arg<fmt::format_context>> fmt_args;
+  auto& fmt_args = per_thread<std::vector<fmt::basic_format_arg<fmt::format_context>>>([] {});
   fmt_args.clear();
   for (std::size_t i = 0; i < record.args.size(); ++i)
     fmt_args.push_back(is_structured(record.args[i]) ? fmt_arg(views[i]) : to_fmt_arg(record.args[i]));
@@ -196,7 +197,7 @@ namespace {
   if (why.empty()) {
     // fmt's own buffer grows without zero-filling, where a std::string
     // behind back_inserter is resized (and cleared) on every growth.
-    thread_local fmt::memory_buffer message;
+    auto& message = per_thread<fmt::memory_buffer>([] {});
     message.clear();
     try {
       if (site.types.roots.empty() && site.arg_names.empty() && record.args.size() <= kMaxArgs) {

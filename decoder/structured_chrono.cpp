@@ -13,6 +13,8 @@
 
 #include <fmt/chrono.h>
 
+#include <terse/portable_libc.hpp>
+
 #include "structured_kind.hpp"
 
 namespace terse::decoder::detail {
@@ -136,7 +138,7 @@ class SystemTimeFormatter final : public Formatter {
     Arg count = take_scalar(value, rep_);
     std::tm local{};
     std::time_t seconds = to_time_t(count);
-    if (!localtime_r(&seconds, &local)) format_failure("time_t value out of range");
+    if (!local_calendar(seconds, local)) format_failure("time_t value out of range");
     fmt::format_context ctx = out.context();
     static_cast<const fmt::formatter<std::tm>&>(formatter_).format(local, ctx);
   }
@@ -219,7 +221,7 @@ bool rfc3339_utc(std::string& out, const Arg& count, const Period& period) {
   if (seconds > kLimit || seconds < -kLimit) return false;
   time_t t = static_cast<time_t>(seconds);
   tm parts{};
-  if (gmtime_r(&t, &parts) == nullptr || parts.tm_year + 1900 < 0 || parts.tm_year + 1900 > 9999) return false;
+  if (!utc_calendar(t, parts) || parts.tm_year + 1900 < 0 || parts.tm_year + 1900 > 9999) return false;
   fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", parts.tm_year + 1900,
                  parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, nanos);
   return true;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <terse/decoder.hpp>
+#include <terse/per_thread.hpp>
+#include <terse/portable_libc.hpp>
 
 namespace terse::decoder {
 namespace detail {
@@ -16,7 +18,7 @@ struct CivilTime {
   long offset_seconds = 0;
 };
 
-// localtime_r is slow and the same second repeats for many records.
+// local_calendar is slow and the same second repeats for many records.
 const CivilTime& civil(std::int64_t seconds, bool utc) {
   thread_local std::int64_t cached_seconds = INT64_MIN;
   thread_local bool cached_utc = false;
@@ -25,10 +27,10 @@ const CivilTime& civil(std::int64_t seconds, bool utc) {
     time_t t = static_cast<time_t>(seconds);
     cached = CivilTime{};
     if (utc) {
-      gmtime_r(&t, &cached.parts);
+      utc_calendar(t, cached.parts);
     } else {
-      localtime_r(&t, &cached.parts);
-      cached.offset_seconds = cached.parts.tm_gmtoff;
+      local_calendar(t, cached.parts);
+      cached.offset_seconds = static_cast<long>(utc_offset_seconds(t, cached.parts));
     }
     cached_seconds = seconds;
     cached_utc = utc;
@@ -41,7 +43,7 @@ const CivilTime& civil(std::int64_t seconds, bool utc) {
 const std::string& time_prefix(std::int64_t seconds, bool utc) {
   thread_local std::int64_t cached_seconds = INT64_MIN;
   thread_local bool cached_utc = false;
-  thread_local std::string cached_prefix;
+  auto& cached_prefix = per_thread<std::string>([] {});
   if (seconds != cached_seconds || utc != cached_utc) {
     const tm& t = civil(seconds, utc).parts;
     cached_prefix = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
@@ -55,7 +57,7 @@ const std::string& time_prefix(std::int64_t seconds, bool utc) {
 const Rfc3339Second& rfc3339_second(std::int64_t seconds, bool utc) {
   thread_local std::int64_t cached_seconds = INT64_MIN;
   thread_local bool cached_utc = false;
-  thread_local Rfc3339Second cached;
+  auto& cached = per_thread<Rfc3339Second>([] {});
   if (seconds != cached_seconds || utc != cached_utc) {
     const CivilTime& c = civil(seconds, utc);
     const tm& t = c.parts;

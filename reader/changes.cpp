@@ -1,8 +1,8 @@
 #include <terse/reader.hpp>
 
-#include <poll.h>
 #include <unistd.h>
 #if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
+#include <poll.h>
 #include <sys/inotify.h>
 #endif
 
@@ -68,6 +68,7 @@ bool ChangeWaiter::wait(std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(timeout);
     return false;
   }
+#if defined(__linux__) && !defined(TERSE_POSIX_ONLY)
   pollfd p{fd_, POLLIN, 0};
   int n = ::poll(&p, 1, static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout.count(), 0)));
   if (n <= 0) return false;
@@ -76,6 +77,9 @@ bool ChangeWaiter::wait(std::chrono::milliseconds timeout) {
   while (::read(fd_, events, sizeof events) > 0) {
   }
   return true;
+#else
+  return false;  // never watching
+#endif
 }
 
 }  // namespace terse::reader

@@ -13,6 +13,7 @@
 #include <terse/crc.hpp>
 #include <terse/file_name.hpp>
 #include <terse/frame.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
@@ -76,11 +77,11 @@ std::string writer_from_info(std::string_view payload) {
 }  // namespace
 
 std::optional<std::string> writer_of(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
   if (fd < 0) return std::nullopt;
   unsigned char bytes[kInfoReadBytes];
   std::size_t got = 0;
-  for (ssize_t n; got < sizeof bytes && (n = ::read(fd, bytes + got, sizeof bytes - got)) != 0;) {
+  for (ssize_t n; got < sizeof bytes && (n = read_some(fd, bytes + got, sizeof bytes - got)) != 0;) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     got += static_cast<std::size_t>(n);

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <thread>
 
+#include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
 
@@ -233,7 +234,7 @@ void check_openable(const std::string& path, bool follow) {
     return;
   }
   if (follow && !fs::exists(status)) return;  // tail -F: it may appear
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
   if (fd < 0) {
     throw OpenError("cannot open " + path + ": " + std::strerror(errno) +
                     (errno == ENOENT ? " (check the path; a directory works too)" : ""));

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <terse/portable_libc.hpp>
+
 #include "log_files.hpp"
 
 namespace terse::input {
@@ -143,7 +145,7 @@ bool Source::open_next() {
   if (stdin_) {
     fd_ = STDIN_FILENO;
   } else {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = ::open(path.c_str(), O_RDONLY | kOpenFlags);
     if (fd_ < 0) {
       if (!follow_ || errno != ENOENT) {
         report_open_failure(path);
@@ -175,7 +177,7 @@ void Source::drain(const FileDecoder& decode) {
   while (!pending_.empty()) {
     std::string path = pending_.front();
     pending_.erase(pending_.begin());
-    int fd = stdin_ ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = stdin_ ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | kOpenFlags);
     if (fd < 0) {
       report_open_failure(path);
       continue;

@@ -9,6 +9,7 @@
 #include <terse/crc.hpp>
 #include <terse/dictionary.hpp>
 #include <terse/frame.hpp>
+#include <terse/portable_libc.hpp>
 
 #include "buffers.hpp"
 #include "registry.hpp"
@@ -90,7 +91,7 @@ schema::ThreadEntry thread_entry(const ThreadBuffer& b) {
 
 void write_all(int fd, std::string_view bytes) noexcept {
   while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    ssize_t n = write_some(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // nowhere to write them: the descriptor is closed or the disk full
     bytes.remove_prefix(static_cast<std::size_t>(n));

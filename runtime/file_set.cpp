@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include <terse/file_name.hpp>
+#include <terse/portable_libc.hpp>
 
 namespace terse::detail {
 
@@ -41,7 +42,7 @@ int moved_up(int fd) {
 std::string FileSet::local_date(std::int64_t unix_ns) {
   time_t seconds = static_cast<time_t>(unix_ns / 1'000'000'000);
   tm parts{};
-  localtime_r(&seconds, &parts);
+  local_calendar(seconds, parts);
   char text[40];
   std::snprintf(text, sizeof text, "%04d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday);
   return text;
@@ -84,8 +85,8 @@ FileSet::Opened FileSet::create_next(std::int64_t now_ns) {
   Opened opened;
   for (int attempt = 0; attempt < kCreateAttempts && sequence_ <= schema::kMaxSequence; ++attempt, ++sequence_) {
     std::string path = (fs::path(rules_.directory) / schema::format_file_name(rules_.name, date, sequence_)).string();
-    int fd =
-        ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, static_cast<mode_t>(rules_.file_mode));
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | kOpenFlags,
+                    static_cast<mode_t>(rules_.file_mode));
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {
       opened.error = errno;

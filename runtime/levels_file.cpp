@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include <terse/portable_libc.hpp>
 #include <terse/result.hpp>
 
 #include "level_selectors.hpp"
@@ -32,7 +33,7 @@ constexpr auto kFileSettleTime = 20ms;
 // The content, absent when there is no such file; a failure says why it
 // could not be read otherwise.
 Result<std::optional<std::string>> read_small_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
   if (fd < 0) {
     if (errno != ENOENT) return Failure{std::strerror(errno)};
     return std::optional<std::string>();
@@ -41,7 +42,7 @@ Result<std::optional<std::string>> read_small_file(const std::string& path) {
   std::string problem;
   char chunk[4096];
   for (;;) {
-    ssize_t got = ::read(fd, chunk, sizeof chunk);
+    ssize_t got = read_some(fd, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       problem = std::strerror(errno);

@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <initializer_list>
 
 #include <terse/detail/test_hooks.hpp>
 

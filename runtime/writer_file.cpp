@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <terse/portable_libc.hpp>
+
 #include "writer.hpp"
 
 namespace terse::detail {
@@ -57,7 +59,7 @@ bool Writer::append_to_file(std::string_view bytes) {
 
 bool Writer::write_all(std::string_view bytes) {
   while (!bytes.empty()) {
-    ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    ssize_t n = write_some(fd_, bytes.data(), bytes.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       last_errno_ = errno;

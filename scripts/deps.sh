@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages terse needs, only those that are missing.
-# Usage: scripts/deps.sh [build|test|aarch64]  (test adds clang, sanitizer runtimes, bench
-# baselines, and pkgconf and lnav for the package tests; aarch64 adds the arm64 cross compiler,
-# qemu-user and the arm64 libraries, for scripts/test.sh aarch64)
+# Usage: scripts/deps.sh [build|test|aarch64|libcxx|windows]  (test adds clang, sanitizer
+# runtimes, bench baselines, and pkgconf and lnav for the package tests; aarch64 adds the arm64
+# cross compiler, qemu-user and the arm64 libraries, for scripts/test.sh aarch64; libcxx adds
+# LLVM's libc++; windows adds MinGW-w64 and Wine, and cross-builds zstd from Debian's source
+# package into build/deps/x86_64-w64-mingw32)
 set -euo pipefail
 group=${1:-build}
 packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
@@ -16,6 +18,14 @@ if [[ $group == aarch64 ]]; then
   foreign_arch=arm64
   packages+=(catch2 g++-aarch64-linux-gnu qemu-user
     libfmt-dev:arm64 libzstd-dev:arm64 libboost1.81-dev:arm64 libbenchmark-dev:arm64 libspdlog-dev:arm64)
+fi
+if [[ $group == libcxx ]]; then
+  packages+=(clang libc++-14-dev libc++abi-14-dev catch2)
+fi
+if [[ $group == windows ]]; then
+  # Wine's 64-bit loader only: the tests are 64-bit programs. fmt, Boost, CLI11 and Catch2
+  # are header-only for this build, staged from the host's packages.
+  packages+=(g++-mingw-w64-x86-64-posix wine64 dpkg-dev xz-utils catch2)
 fi
 if [[ $group == test ]]; then
   packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
@@ -41,4 +51,8 @@ if ((${#missing[@]})); then
   fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ $group == windows ]]; then
+  exec "$(dirname "$0")/windows-deps.sh"
 fi

@@ -2,29 +2,39 @@
 # Quick start, part two: build every configuration and run every test.
 #   format   the tree follows .clang-format (clang-format-14)
 #   release  all tests with GCC (and the benchmarks compiled, not run)
-#   clang    the same with Clang 14 (libstdc++), benchmarks included: what GCC
-#            accepts and Clang warns about fails here; built on the POSIX platform
+#   clang    the same with Clang 14 and LLVM's libc++ (what macOS has), fmt header-only
+#            (Debian's libfmt is built for libstdc++): what GCC accepts and Clang warns
+#            about, or what only libstdc++ declares, fails here; built on the POSIX platform
 #            (-DTERSE_PLATFORM=posix, what macOS and the BSDs take), so every test also
-#            proves that nothing outside runtime/platform_linux.cpp needs Linux
+#            proves that nothing outside runtime/platform_linux.cpp needs Linux. Without the
+#            benchmarks (Google Benchmark is built for libstdc++; GCC's build compiles them)
+#            and the Debian package tests (GCC's build runs them)
 #   tsan     the concurrency and round-trip tests under ThreadSanitizer
 #   asan     decoder, file, CLI, ship, console, levels and rate-limit tests and the fuzz corpus under
 #            AddressSanitizer + UBSan
 #            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
 #            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
+#   windows  the reading side cross-built for 64-bit Windows with MinGW-w64
+#            (cmake/x86_64-w64-mingw32.cmake; zstd cross-built by scripts/deps.sh windows):
+#            terse.exe decodes and verifies every golden file under Wine, byte for byte
 #   aarch64  cross-built for 64-bit Arm (cmake/aarch64-linux-gnu.cmake), the concurrency and
 #            round-trip tests and the CRC-32C test run under qemu-user (TERSE_TEST_SCALE,
 #            default 0.2); installs its packages with scripts/deps.sh aarch64
 # Every configuration builds with TERSE_WERROR=ON: a new warning fails CI. The sanitizer and
 # aarch64 configurations build only the tests they run (and the programs those start).
-# Usage: scripts/test.sh [format|release|clang|tsan|asan|aarch64]...   (default: all)
+# Usage: scripts/test.sh [format|release|clang|tsan|asan|windows|aarch64]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 jobs=$(nproc)
 configs=("$@")
-((${#configs[@]})) || configs=(format release clang tsan asan aarch64)
+((${#configs[@]})) || configs=(format release clang tsan asan windows aarch64)
 for config in "${configs[@]}"; do
-  if [[ $config == aarch64 ]]; then scripts/deps.sh aarch64; fi
+  case $config in
+    aarch64) scripts/deps.sh aarch64 ;;
+    clang) scripts/deps.sh libcxx ;;
+    windows) scripts/deps.sh windows ;;
+  esac
 done
 fuzz_seconds=${TERSE_FUZZ_SECONDS:-30}
 # Line tables only (-g1): sanitizer reports and backtraces still name files and lines, and the
@@ -84,10 +94,23 @@ for config in "${configs[@]}"; do
       # A Release build, without debug information (GCC's build above has its line tables):
       # some 10 % less compile time.
       cmake -S . -B build/ci-clang -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
-        -DCMAKE_CXX_COMPILER=clang++ -DTERSE_PLATFORM=posix \
-        -DTERSE_TESTS=ON -DTERSE_BENCH=ON -DTERSE_WERROR=ON >/dev/null
+        -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-stdlib=libc++ -DTERSE_FMT_HEADER_ONLY=ON \
+        -DTERSE_PLATFORM=posix -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       cmake --build build/ci-clang -j"$jobs"
-      ctest --test-dir build/ci-clang -j2 --output-on-failure
+      ctest --test-dir build/ci-clang -j2 --output-on-failure -E '^package_'
+      ;;
+    windows)
+      # Release, without debug information: the tests are the golden files' text, JSON and
+      # verdicts through terse.exe, which is all this configuration builds so far.
+      cmake -S . -B build/ci-windows --toolchain cmake/x86_64-w64-mingw32.cmake -DCMAKE_BUILD_TYPE=Release \
+        "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DTERSE_FMT_HEADER_ONLY=ON -DTERSE_SHIP=OFF \
+        -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
+      build_targets build/ci-windows terse_cli
+      # Wine's first start makes its prefix and says so on stderr, which a test reads: once,
+      # here, in a prefix of the build's own.
+      wine=(env "WINEPREFIX=$PWD/build/ci-windows/wine" WINEDEBUG=-all)
+      "${wine[@]}" /usr/lib/wine/wine64 build/ci-windows/terse.exe --version >/dev/null 2>&1
+      "${wine[@]}" ctest --test-dir build/ci-windows -j2 --output-on-failure -R '^golden_v[0-9_]+_(text|json|verify)_test$'
       ;;
     tsan)
       cmake -S . -B build/ci-tsan "${optimized[@]}" -DCMAKE_CXX_COMPILER=clang++ \
@@ -125,7 +148,7 @@ for config in "${configs[@]}"; do
         -R "^($(IFS='|'; echo "${tests[*]}"))\$"
       ;;
     *)
-      echo "unknown configuration '$config' (format, release, clang, tsan, asan, aarch64)" >&2
+      echo "unknown configuration '$config' (format, release, clang, tsan, asan, windows, aarch64)" >&2
       exit 2
       ;;
   esac

@@ -8,6 +8,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include <terse/portable_libc.hpp>
+
 #include "runtime/placement.hpp"
 #include "runtime/platform.hpp"
 
@@ -62,7 +64,7 @@ struct ConsoleOutput::Shared {
 bool ConsoleOutput::Shared::write_out(std::string_view text) {
   while (!text.empty()) {
     writing_since_ns.store(steady_ns(), std::memory_order_relaxed);
-    ssize_t n = ::write(fd, text.data(), std::min(text.size(), kMostPerWrite));
+    ssize_t n = write_some(fd, text.data(), std::min(text.size(), kMostPerWrite));
     writing_since_ns.store(0, std::memory_order_relaxed);
     writes.fetch_add(1, std::memory_order_relaxed);
     if (n < 0) {

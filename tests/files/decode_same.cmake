@@ -1,7 +1,8 @@
 # Decodes FILE with the CLI (cat --utc ARGS) and fails unless its output is
 # byte for byte EXPECTED. Run by ctest:
-#   cmake -DCLI=... -DFILE=... -DEXPECTED=... -DARGS="-o;json" -P decode_same.cmake
-execute_process(COMMAND ${CLI} cat --utc ${ARGS} ${FILE}
+#   cmake -DCLI=... -DFILE=... -DEXPECTED=... -DARGS="-o;json" [-DEMULATOR=...] -P decode_same.cmake
+# A cross build's CLI runs under EMULATOR (qemu, Wine).
+execute_process(COMMAND ${EMULATOR} ${CLI} cat --utc ${ARGS} ${FILE}
                 OUTPUT_VARIABLE actual ERROR_VARIABLE errors RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "terse cat ${ARGS} ${FILE} exited with ${status}: ${errors}")

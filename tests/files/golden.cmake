@@ -4,7 +4,7 @@
 terse_add_test(golden_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/golden_test.cpp LABELS "decoder;format")
 target_compile_definitions(golden_test PRIVATE TERSE_TEST_DATA="${TERSE_TEST_DATA}")
 # The spec walker decompresses records frames itself, without the decoder.
-target_link_libraries(golden_test PRIVATE zstd::libzstd_shared)
+target_link_libraries(golden_test PRIVATE ${TERSE_ZSTD})
 
 # Built so it never rots, but never run by ctest: running it writes a new file.
 add_executable(terse_make_golden ${TERSE_TEST_DATA}/make_golden.cpp)
@@ -38,7 +38,8 @@ if(TARGET terse_cli)
         set(expected ${TERSE_TEST_DATA}/golden-v${version}.txt)
       endif()
       add_test(NAME golden_v${id}_${output}_test
-               COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:terse_cli> -DFILE=${TERSE_TEST_DATA}/golden-v${version}.tlog
+               COMMAND ${CMAKE_COMMAND} "-DEMULATOR=${CMAKE_CROSSCOMPILING_EMULATOR}" -DCLI=$<TARGET_FILE:terse_cli>
+                       -DFILE=${TERSE_TEST_DATA}/golden-v${version}.tlog
                        -DEXPECTED=${expected} "-DARGS=${args}" -P ${CMAKE_CURRENT_LIST_DIR}/decode_same.cmake)
       set_tests_properties(golden_v${id}_${output}_test PROPERTIES LABELS "files;decoder;cli")
     endforeach()

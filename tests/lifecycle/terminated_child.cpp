@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include <terse/terse.hpp>
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
   if (fd < 0 || ::ftruncate(fd, sizeof(std::uint64_t)) != 0) return 3;
   void* shared = ::mmap(nullptr, sizeof(std::uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (shared == MAP_FAILED) return 4;
-  std::atomic_ref<std::uint64_t> logged_through(*static_cast<std::uint64_t*>(shared));
+  // The parent reads the word from the file. A lock-free std::atomic<std::uint64_t> has the
+  // word's layout and works across processes (libc++ 14 has no std::atomic_ref).
+  auto& logged_through = *new (shared) std::atomic<std::uint64_t>(0);
 
   terse::Config config;
   config.directory = argv[1];

@@ -147,7 +147,14 @@ TEST_CASE("variants, paths, thread ids and chrono types print as fmt prints them
   TERSE_EXPECT(rt, "{} {} {} {}", text, number, none, mixed);
   std::filesystem::path path("/var/log/a b/\"q\".tlog");
   TERSE_EXPECT(rt, "{} [{:>30}] [{:<12}]", path, path, std::filesystem::path("x"));
+#ifdef _LIBCPP_VERSION
+  // libc++ prints the id of no thread as "0"; terse spells it as libstdc++ does whichever
+  // library wrote the file (FORMAT.md §8.1).
+  TERSE_INFO("{} {}", std::this_thread::get_id(), std::thread::id());
+  rt.expected.push_back(fmt::format("{} thread::id of a non-executing thread", std::this_thread::get_id()));
+#else
   TERSE_EXPECT(rt, "{} {}", std::this_thread::get_id(), std::thread::id());
+#endif
   TERSE_EXPECT(rt, "{} {} {} {} {}", 42ms, 1500us, 3s, 5min, 2h);
   TERSE_EXPECT(rt, "{} {} {}", std::chrono::duration<double>(1.5), std::chrono::duration<float, std::milli>(0.1f),
                std::chrono::duration<int, std::ratio<3, 7>>(5));
