@@ -12,6 +12,18 @@
 #include <terse/portable_libc.hpp>
 
 namespace terse::cli {
+namespace {
+
+// What a write says when the reader of a pipe left: EPIPE, or on Windows, whose C library
+// says so for a pipe being closed, EINVAL.
+bool reader_left(int error) {
+#ifdef _WIN32
+  if (error == EINVAL) return true;
+#endif
+  return error == EPIPE;
+}
+
+}  // namespace
 
 bool Output::flush() {
   if (!write_all(buffer_)) return false;
@@ -32,7 +44,7 @@ bool Output::write_all(std::string_view text) {
     ssize_t n = write_some(STDOUT_FILENO, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EPIPE) {
+      if (reader_left(errno)) {
         state_ = State::reader_left;
       } else {
         std::fprintf(stderr, "terse: writing output failed: %s\n", std::strerror(errno));

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 #include <thread>
+#include <type_traits>
 
 #include "buffers.hpp"
 #include "fallback.hpp"
@@ -39,6 +40,11 @@ void abandon(ThreadBuffer* buffer) noexcept {
 
 // Abandons the thread's buffer when the thread exits.
 struct BufferReleaser {
+#if defined(__MINGW32__)
+  // MinGW-w64 may free a thread_local's storage before its destructor runs
+  // (GCC bug 80816): there the buffer is abandoned by run_at_thread_end()
+  // instead, which runs before the thread_local destructors on Windows.
+#else
   ~BufferReleaser() {
     exiting = true;
     // The stack lives in the buffer, which the IO thread may free as soon
@@ -46,6 +52,7 @@ struct BufferReleaser {
     if (has_signal_stack) leave_signal_stack();
     if (ThreadBuffer* buffer = tls_buffer) abandon(buffer);
   }
+#endif
   bool exiting = false;
   bool has_signal_stack = false;  // installed by us, in the thread's buffer
 };
@@ -58,9 +65,9 @@ void give_signal_stack(ThreadBuffer& buffer) noexcept {
   if (use_signal_stack(buffer.data + buffer.capacity, kSignalStackBytes)) tls_releaser.has_signal_stack = true;
 }
 
-// The buffer of a thread past its thread_local destructors, once the thread
-// has ended.
-void abandon_late_buffer(void* late) noexcept { abandon(static_cast<ThreadBuffer*>(late)); }
+// The buffer of a thread that has ended: one it made past its thread_local
+// destructors, or any where the releaser has no destructor (MinGW-w64).
+void abandon_at_thread_end(void* buffer) noexcept { abandon(static_cast<ThreadBuffer*>(buffer)); }
 
 void unmap_buffer(ThreadBuffer* buffer) noexcept {
   if (buffer->first_mapping != nullptr) {
@@ -269,7 +276,9 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   if (late) {
     // Where the thread cannot say when it ends, the buffer is left to the
     // stop() at exit; on Linux it always can.
-    (void)run_at_thread_end(abandon_late_buffer, buffer);
+    (void)run_at_thread_end(abandon_at_thread_end, buffer);
+  } else if (std::is_trivially_destructible_v<BufferReleaser>) {
+    (void)run_at_thread_end(abandon_at_thread_end, buffer);
   } else if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) {
     // The releaser takes it back; a buffer made past it while printing
     // after stop() is never freed, and keeps it.

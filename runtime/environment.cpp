@@ -1,11 +1,10 @@
 #include "environment.hpp"
 
-#include "levels.hpp"
-
-#include <fcntl.h>
-
 #include <cstdlib>
 #include <string>
+
+#include "levels.hpp"
+#include "platform.hpp"
 
 namespace terse::detail {
 namespace {
@@ -80,7 +79,7 @@ Config apply_environment(Config config, LevelSpec& levels) {
       fd = std::stoi(std::string(value));
     }
     if (fd < 0) bad_value("TERSE_CONSOLE_FD", value, "stdout, stderr or an open descriptor's number");
-    if (::fcntl(fd, F_GETFD) < 0)
+    if (!descriptor_open(fd))
       bad_value("TERSE_CONSOLE_FD", value, "stdout, stderr or an open descriptor's number (this one is not open)");
     config.console_fd = fd;
   }

@@ -14,6 +14,8 @@
 #include <terse/file_name.hpp>
 #include <terse/portable_libc.hpp>
 
+#include "platform.hpp"
+
 namespace terse::detail {
 
 namespace fs = std::filesystem;
@@ -30,12 +32,7 @@ constexpr int kCreateAttempts = 1000;
 // the moment between that check and the write from meeting such a file).
 constexpr int kFirstLogDescriptor = 256;
 
-int moved_up(int fd) {
-  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kFirstLogDescriptor);
-  if (high < 0) return fd;  // the limit is lower: it stays where it is
-  ::close(fd);
-  return high;
-}
+int moved_up(int fd) { return descriptor_at_or_above(fd, kFirstLogDescriptor); }
 
 }  // namespace
 

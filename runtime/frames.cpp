@@ -76,12 +76,6 @@ void put_entry(std::string& out, std::uint8_t kind, const std::string& body) {
   out.append(body);
 }
 
-std::string host_name() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
 // FORMAT.md §4 info key 8: how private values are stored as the file opens.
 std::string private_values_word() {
   switch (static_cast<schema::PrivateMode>(g_hot.private_mode.load(std::memory_order_relaxed))) {

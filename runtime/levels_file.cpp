@@ -3,7 +3,6 @@
 #include "levels_file.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -114,10 +113,10 @@ void LevelsFileWatcher::check() {
 }
 
 void LevelsFileWatcher::start() {
-  sigset_t previous_mask;
-  block_async_signals(&previous_mask);  // inherited by the thread
-  thread_ = std::thread([this] { run(); });
-  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  {
+    AsyncSignalsBlocked blocked;  // inherited by the thread
+    thread_ = std::thread([this] { run(); });
+  }
   place_thread(thread_, "terse-levels");
 }
 

@@ -1,7 +1,6 @@
 // start/flush/stop: the Logger wires the collector and the writer to the
 // callers' requests and runs each on a thread of its own; the process-wide
 // lifecycle (validation, exit, fork) lives here too.
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,19 +86,19 @@ class Logger {
   }
 
   void run() {
-    sigset_t previous_mask;
-    block_async_signals(&previous_mask);  // inherited by the threads
-    collector_thread_ = std::thread([this] {
-      collector_tid_.store(thread_id(), std::memory_order_relaxed);
-      collector_.run();
-    });
-    writer_thread_ = std::thread([this] {
-      writer_tid_.store(thread_id(), std::memory_order_relaxed);
-      writer_.run();
-      g_stop_draining.store(false, std::memory_order_release);
-    });
-    if (view_) view_->start();
-    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+    {
+      AsyncSignalsBlocked blocked;  // inherited by the threads
+      collector_thread_ = std::thread([this] {
+        collector_tid_.store(thread_id(), std::memory_order_relaxed);
+        collector_.run();
+      });
+      writer_thread_ = std::thread([this] {
+        writer_tid_.store(thread_id(), std::memory_order_relaxed);
+        writer_.run();
+        g_stop_draining.store(false, std::memory_order_release);
+      });
+      if (view_) view_->start();
+    }
     // Named from here, so the names are there when start() returns.
     place_thread(collector_thread_, "terse-io");
     place_thread(writer_thread_, "terse-write");

@@ -139,15 +139,23 @@ void leave_signal_stack() noexcept;
 // so that it never reaches the application.
 void block_broken_pipe_signal() noexcept;
 void take_broken_pipe_signal() noexcept;
-// Calls `done(arg)` when the calling thread ends, after its thread_local
-// destructors (not for the main thread, which ends with the process); false
-// when it cannot. Once per call.
+// Calls `done(arg)` when the calling thread ends (not for the main thread,
+// which ends with the process): on POSIX after its thread_local destructors,
+// on Windows before them. False when it cannot. Once per call.
 bool run_at_thread_end(void (*done)(void*) noexcept, void* arg) noexcept;
 // Runs `before` in the thread that forks, then `in_parent` or `in_child`
 // once the fork returned there; registered once for the process.
 void at_fork(void (*before)(), void (*in_parent)(), void (*in_child)()) noexcept;
 
 // ---- Files
+
+// `fd` moved to `lowest` or above (its old number closed) where the process
+// may have that many descriptors open; `fd` itself where it cannot.
+int descriptor_at_or_above(int fd, int lowest) noexcept;
+// Whether `fd` is an open descriptor.
+bool descriptor_open(int fd) noexcept;
+// The machine's name, as its tools show it; empty where the OS does not say.
+std::string host_name();
 
 // Writes the file's data (not necessarily its times) to the device; false
 // with errno set when it failed.

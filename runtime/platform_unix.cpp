@@ -1,5 +1,6 @@
 // The part of platform.hpp that every Unix answers alike (POSIX calls,
 // pthreads): built with platform_linux.cpp and with platform_posix.cpp.
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -103,6 +104,21 @@ bool path_identity(const char* path, FileIdentity& out) noexcept {
   if (::stat(path, &status) != 0) return false;
   out = identity_from(status);
   return true;
+}
+
+int descriptor_at_or_above(int fd, int lowest) noexcept {
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, lowest);
+  if (high < 0) return fd;  // the limit is lower: it stays where it is
+  ::close(fd);
+  return high;
+}
+
+bool descriptor_open(int fd) noexcept { return ::fcntl(fd, F_GETFD) >= 0; }
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
 }
 
 // A pthread key's destructor runs once the thread's own thread_local

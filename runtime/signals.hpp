@@ -1,5 +1,7 @@
-// Signals (crash.cpp, termination.cpp): the crash and termination
-// handlers' flushes, and the signal mask of terse's threads.
+// Signals (crash.cpp, termination.cpp; signals_windows.cpp on Windows,
+// where a crash is an unhandled exception and a termination a console
+// event): the crash and termination handlers' flushes, and the signal mask
+// of terse's threads.
 #pragma once
 
 #include <signal.h>
@@ -38,8 +40,21 @@ void flush_for_termination() noexcept;
 // runs its handler (the application's or terse's) on one of the
 // application's threads, never on terse's in the middle of a write; a
 // handler that logs would log from them too. Synchronous signals (a fault,
-// abort()) stay deliverable, for the crash handler. Blocks them on the
-// calling thread, for the threads it creates; `previous` to restore.
-void block_async_signals(sigset_t* previous) noexcept;
+// abort()) stay deliverable, for the crash handler. While one of these
+// lives, the calling thread has them blocked, so that the threads it
+// creates start so; its end restores the thread's mask. (Windows has no
+// signal masks: there it does nothing.)
+class AsyncSignalsBlocked {
+ public:
+  AsyncSignalsBlocked() noexcept;
+  ~AsyncSignalsBlocked();
+  AsyncSignalsBlocked(const AsyncSignalsBlocked&) = delete;
+  AsyncSignalsBlocked& operator=(const AsyncSignalsBlocked&) = delete;
+
+ private:
+#ifndef _WIN32
+  sigset_t previous_;
+#endif
+};
 
 }  // namespace terse::detail

@@ -68,15 +68,17 @@ namespace {
 std::atomic<int> g_deliverable_for_tests{0};
 }  // namespace
 
-void block_async_signals(sigset_t* previous) noexcept {
+AsyncSignalsBlocked::AsyncSignalsBlocked() noexcept {
   sigset_t signals;
   sigfillset(&signals);
   // Raised by the faulting thread itself (abort() too), and handled there
   // by the crash handler: blocked, the kernel would kill the process instead.
   for (int synchronous : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT}) sigdelset(&signals, synchronous);
   if (int signal_number = g_deliverable_for_tests.load(std::memory_order_relaxed)) sigdelset(&signals, signal_number);
-  pthread_sigmask(SIG_BLOCK, &signals, previous);
+  pthread_sigmask(SIG_BLOCK, &signals, &previous_);
 }
+
+AsyncSignalsBlocked::~AsyncSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
 
 void deliver_to_terse_threads_for_tests(int signal_number) noexcept {
   g_deliverable_for_tests.store(signal_number, std::memory_order_relaxed);

@@ -14,9 +14,9 @@
 #            AddressSanitizer + UBSan
 #            (ship's record counts scaled by TERSE_TEST_SCALE, default 0.2), then a short
 #            libFuzzer run (TERSE_FUZZ_SECONDS, default 30)
-#   windows  the reading side cross-built for 64-bit Windows with MinGW-w64
-#            (cmake/x86_64-w64-mingw32.cmake; zstd cross-built by scripts/deps.sh windows):
-#            terse.exe decodes and verifies every golden file under Wine, byte for byte
+#   windows  cross-built for 64-bit Windows with MinGW-w64 (cmake/x86_64-w64-mingw32.cmake;
+#            zstd cross-built by scripts/deps.sh windows), run under Wine: terse.exe decodes
+#            and verifies every golden file, byte for byte, and reads back the demo's log
 #   aarch64  cross-built for 64-bit Arm (cmake/aarch64-linux-gnu.cmake), the concurrency and
 #            round-trip tests and the CRC-32C test run under qemu-user (TERSE_TEST_SCALE,
 #            default 0.2); installs its packages with scripts/deps.sh aarch64
@@ -100,17 +100,18 @@ for config in "${configs[@]}"; do
       ctest --test-dir build/ci-clang -j2 --output-on-failure -E '^package_'
       ;;
     windows)
-      # Release, without debug information: the tests are the golden files' text, JSON and
-      # verdicts through terse.exe, which is all this configuration builds so far.
+      # Release, without debug information. The tests so far: the golden files' text, JSON
+      # and verdicts through terse.exe, and the demo logging on Windows and read back.
       cmake -S . -B build/ci-windows --toolchain cmake/x86_64-w64-mingw32.cmake -DCMAKE_BUILD_TYPE=Release \
         "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DTERSE_FMT_HEADER_ONLY=ON -DTERSE_SHIP=OFF \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
-      build_targets build/ci-windows terse_cli
+      build_targets build/ci-windows terse_cli terse_demo
       # Wine's first start makes its prefix and says so on stderr, which a test reads: once,
       # here, in a prefix of the build's own.
       wine=(env "WINEPREFIX=$PWD/build/ci-windows/wine" WINEDEBUG=-all)
       "${wine[@]}" /usr/lib/wine/wine64 build/ci-windows/terse.exe --version >/dev/null 2>&1
-      "${wine[@]}" ctest --test-dir build/ci-windows -j2 --output-on-failure -R '^golden_v[0-9_]+_(text|json|verify)_test$'
+      "${wine[@]}" ctest --test-dir build/ci-windows -j2 --output-on-failure \
+        -R '^(golden_v[0-9_]+_(text|json|verify)_test|cli_demo_test)$'
       ;;
     tsan)
       cmake -S . -B build/ci-tsan "${optimized[@]}" -DCMAKE_CXX_COMPILER=clang++ \
@@ -125,8 +126,9 @@ for config in "${configs[@]}"; do
         -DTERSE_SANITIZE=address,undefined -DTERSE_FUZZ=ON -DTERSE_FUZZ_SECONDS="$fuzz_seconds" \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
       labels="decoder|fuzz|files|cli|ship|sinks|control"
-      # The golden-file and completion tests run the CLI; the fuzz smoke test runs the fuzzer.
-      build_tests build/ci-asan "$labels" terse_cli decoder_fuzz
+      # The golden-file and completion tests run the CLI, the demo's test the demo too; the fuzz
+      # smoke test runs the fuzzer.
+      build_tests build/ci-asan "$labels" terse_cli terse_demo decoder_fuzz
       TERSE_TEST_SCALE=${TERSE_TEST_SCALE:-0.2} ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir build/ci-asan -j2 --output-on-failure -L "$labels"
       ;;

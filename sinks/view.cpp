@@ -6,7 +6,6 @@
 // as not shown instead of waiting.
 #include "runtime/view.hpp"
 
-#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -241,7 +240,7 @@ View::Impl::Impl(const Config& config)
         if (own.problems_said++ < kDecoderProblemsReported) report("console: " + problem.what);
       }) {
   if (settings.console) {
-    if (::fcntl(config.console_fd, F_GETFD) < 0)
+    if (!descriptor_open(config.console_fd))
       throw Error("terse: Config::console_fd " + std::to_string(config.console_fd) + " is not an open descriptor");
     if (!settings.json) {
       try {

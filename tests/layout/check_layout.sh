@@ -16,8 +16,9 @@
 #              objects includes sinks/
 # so that reading is three rooms, decoder < reader < cli, and for ports: in
 # runtime/, sinks/ and include/ only runtime/platform_<os>.cpp includes the
-# OS's own headers behind runtime/platform.hpp, and runtime/platform_posix.cpp
-# none that only Linux has.
+# OS's own headers behind runtime/platform.hpp (and runtime/signals_windows.cpp
+# Windows', for the crash and termination handlers there), and
+# runtime/platform_posix.cpp none that only Linux has.
 # A header named <terse/X.hpp> is looked up in include/terse, schema/terse,
 # decoder/terse and reader/terse (each room's public headers); a quoted
 # header next to the including file, else from the source root
@@ -43,6 +44,7 @@ if [[ ${1:-} == --self-test ]]; then
     'runtime/logger.cpp|#include <terse/decoder.hpp>'
     'sinks/view.cpp|#include "runtime/buffers.hpp"'
     'runtime/platform_posix.cpp|#include <sys/prctl.h>'
+    'runtime/logger.cpp|#include <windows.h>'
   )
   bash "$self" "$source_dir" >/dev/null || { echo "self-test: the tree itself breaks the rules" >&2; exit 1; }
   missed=0
@@ -121,9 +123,10 @@ while IFS= read -r file; do
       continue
     fi
     if [[ $quoted == no && $from != schema && $from != decoder && $from != reader && $from != cli &&
-      $file != runtime/platform_*.cpp &&
-      $spelled =~ ^(linux/.*|sys/syscall\.h|sys/mman\.h|sys/prctl\.h|sched\.h)$ ]]; then
-      echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp may (runtime/platform.hpp)" >&2
+      $file != runtime/platform_*.cpp && $file != runtime/*_windows.cpp &&
+      $spelled =~ ^(linux/.*|sys/syscall\.h|sys/mman\.h|sys/prctl\.h|sched\.h|windows\.h|synchapi\.h)$ ]]; then
+      echo "$file: includes <$spelled>, which only runtime/platform_<os>.cpp (and on Windows" \
+        "runtime/signals_windows.cpp) may (runtime/platform.hpp)" >&2
       failures=$((failures + 1))
     fi
     if [[ $quoted == no && ($file == runtime/platform_posix.cpp || $file == runtime/platform_unix.cpp) &&

@@ -303,7 +303,7 @@ inline void log_limited(Site& site, std::uint64_t suppressed, fmt::format_string
 // visibility) keeps it from ever unloading, hence also the literal format
 // below and the serial defined in the runtime.
 template <typename T>
-struct [[gnu::visibility("hidden")]] ContextSite {
+struct TERSE_DETAIL_PER_OBJECT ContextSite {
   using Signature = decltype(signature_of(std::string_view{}, std::declval<const T&>()));
   static constexpr auto tags = Signature::tags(schema::kContextFormat);
   static_assert(schema::kContextFormat == "{}={}");

@@ -7,6 +7,14 @@
 #include <terse/delta.hpp>
 #include <terse/detail/buffer.hpp>
 
+// What every shared object must have a copy of its own: hidden on ELF and
+// Mach-O; on Windows each DLL has its own copy of everything it defines.
+#if defined(_WIN32)
+#define TERSE_DETAIL_PER_OBJECT
+#else
+#define TERSE_DETAIL_PER_OBJECT [[gnu::visibility("hidden")]]
+#endif
+
 namespace terse::detail {
 
 struct LimitState;
@@ -26,7 +34,7 @@ struct ObjectGuard {
   // destructor that logs) is never updated again.
   std::atomic<bool> unloading{false};
 };
-[[gnu::visibility("hidden")]] inline ObjectGuard g_object_guard;
+TERSE_DETAIL_PER_OBJECT inline ObjectGuard g_object_guard;
 
 // The level gate of a call site: the lowest level it logs at, plus one;
 // zero until the site is first called. The logging macro reads it once and
