@@ -46,7 +46,7 @@ sanitized=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-
 
 # Builds, in build directory $1, the tests that ctest -L $2 selects (each is a target of its
 # name; a test that is not, such as a script over the CLI, needs one of the extra targets
-# given after the labels).
+# given after the labels), but those whose names match the regular expression $excluded_tests.
 build_tests() {
   local dir=$1 labels=$2
   shift 2
@@ -59,6 +59,7 @@ build_tests() {
     sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
   local wanted=("$@") test
   while read -r test; do
+    if [[ -n ${excluded_tests:-} && $test =~ ^($excluded_tests)$ ]]; then continue; fi
     if [[ -n ${is_target[$test]:-} ]]; then wanted+=("$test"); fi
   done < <(list_tests "$dir" "$labels")
   build_targets "$dir" "${wanted[@]}"
@@ -100,18 +101,25 @@ for config in "${configs[@]}"; do
       ctest --test-dir build/ci-clang -j2 --output-on-failure -E '^package_'
       ;;
     windows)
-      # Release, without debug information. The tests so far: the golden files' text, JSON
-      # and verdicts through terse.exe, and the demo logging on Windows and read back.
+      # At -O1, without debug information: the tests check what the code does, under Wine, not
+      # its speed, and the build takes a third less time than at -O2. The round-trip, file,
+      # decoder and CLI tests, but (README: Platforms) those of what Windows does not have
+      # (Linux's /proc, fork() and waitpid(), bash), of the source tree rather than a build,
+      # and those that follow, roll and remove files another process holds open, which waits
+      # for terse to open its files with Windows' delete sharing.
       cmake -S . -B build/ci-windows --toolchain cmake/x86_64-w64-mingw32.cmake -DCMAKE_BUILD_TYPE=Release \
-        "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DTERSE_FMT_HEADER_ONLY=ON -DTERSE_SHIP=OFF \
+        "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" -DTERSE_FMT_HEADER_ONLY=ON -DTERSE_SHIP=OFF \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
-      build_targets build/ci-windows terse_cli terse_demo
+      labels="roundtrip|files|decoder|cli"
+      excluded_tests="roundtrip_placement_test|lifecycle_test|lost_file_test|cli_bash_completion|layout_.*|files_spec_test"
+      excluded_tests+="|cli_merge_test|cli_follow_test|cli_cursor_test|cli_writers_test|cli_cursor_file_test"
+      build_tests build/ci-windows "$labels" terse_cli terse_demo
       # Wine's first start makes its prefix and says so on stderr, which a test reads: once,
       # here, in a prefix of the build's own.
       wine=(env "WINEPREFIX=$PWD/build/ci-windows/wine" WINEDEBUG=-all)
       "${wine[@]}" /usr/lib/wine/wine64 build/ci-windows/terse.exe --version >/dev/null 2>&1
-      "${wine[@]}" ctest --test-dir build/ci-windows -j2 --output-on-failure \
-        -R '^(golden_v[0-9_]+_(text|json|verify)_test|cli_demo_test)$'
+      "${wine[@]}" ctest --test-dir build/ci-windows -j2 --output-on-failure -L "$labels" -E "^($excluded_tests)\$"
+      excluded_tests=
       ;;
     tsan)
       cmake -S . -B build/ci-tsan "${optimized[@]}" -DCMAKE_CXX_COMPILER=clang++ \

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #ifdef _WIN32
 #include <io.h>
+
+#include <chrono>
 #else
 #include <unistd.h>
 #endif
@@ -45,18 +47,56 @@ inline ssize_t write_some(int fd, const void* from, std::size_t bytes) noexcept 
 #endif
 }
 
+#ifdef _WIN32
+// Seconds since the epoch of calendar fields read as UTC, before 1970 too (Windows'
+// _mkgmtime refuses those).
+inline std::time_t fields_as_utc(const std::tm& fields) noexcept {
+  using namespace std::chrono;
+  const sys_days day = sys_days{year{fields.tm_year + 1900} / month{static_cast<unsigned>(fields.tm_mon + 1)} / 1} +
+                       days{fields.tm_mday - 1};
+  return static_cast<std::time_t>(
+      (day.time_since_epoch() + hours{fields.tm_hour} + minutes{fields.tm_min} + std::chrono::seconds{fields.tm_sec})
+          .count());
+}
+#endif
+
 // Calendar fields of `seconds` since the epoch, in UTC or in the local time zone; false when
 // the C library cannot represent them. Thread-safe.
 inline bool utc_calendar(std::time_t seconds, std::tm& out) noexcept {
 #ifdef _WIN32
-  return gmtime_s(&out, &seconds) == 0;
+  // Windows' gmtime_s refuses times before 1970; the proleptic calendar has them all.
+  using namespace std::chrono;
+  const sys_seconds moment{std::chrono::seconds(seconds)};
+  const sys_days day = floor<days>(moment);
+  const year_month_day date{day};
+  if (!date.ok()) return false;
+  const hh_mm_ss<std::chrono::seconds> time{moment - day};
+  out = std::tm{};
+  out.tm_year = static_cast<int>(date.year()) - 1900;
+  out.tm_mon = static_cast<int>(static_cast<unsigned>(date.month())) - 1;
+  out.tm_mday = static_cast<int>(static_cast<unsigned>(date.day()));
+  out.tm_hour = static_cast<int>(time.hours().count());
+  out.tm_min = static_cast<int>(time.minutes().count());
+  out.tm_sec = static_cast<int>(time.seconds().count());
+  out.tm_wday = static_cast<int>(weekday{day}.c_encoding());
+  out.tm_yday = static_cast<int>((day - sys_days{date.year() / January / 1}).count());
+  return true;
 #else
   return gmtime_r(&seconds, &out) != nullptr;
 #endif
 }
 inline bool local_calendar(std::time_t seconds, std::tm& out) noexcept {
 #ifdef _WIN32
-  return localtime_s(&out, &seconds) == 0;
+  if (localtime_s(&out, &seconds) == 0) return true;
+  // Windows' C library has no local time before 1970: the zone's offset at the epoch stands
+  // in for the one it had then.
+  std::tm epoch{};
+  std::time_t zero = 0;
+  if (seconds >= 0 || localtime_s(&epoch, &zero) != 0) return false;
+  std::time_t offset = fields_as_utc(epoch);
+  if (!utc_calendar(seconds + offset, out)) return false;
+  out.tm_isdst = 0;
+  return true;
 #else
   return localtime_r(&seconds, &out) != nullptr;
 #endif
@@ -65,7 +105,7 @@ inline bool local_calendar(std::time_t seconds, std::tm& out) noexcept {
 // Seconds since the epoch of calendar fields in UTC (timegm); -1 when out of range.
 inline std::time_t utc_seconds(std::tm& fields) noexcept {
 #ifdef _WIN32
-  return _mkgmtime(&fields);
+  return fields_as_utc(fields);
 #else
   return timegm(&fields);
 #endif
@@ -74,8 +114,7 @@ inline std::time_t utc_seconds(std::tm& fields) noexcept {
 // How far local time is ahead of UTC at `seconds`, whose local calendar fields are `local`.
 inline std::int64_t utc_offset_seconds(std::time_t seconds, const std::tm& local) noexcept {
 #ifdef _WIN32
-  std::tm fields = local;
-  return static_cast<std::int64_t>(_mkgmtime(&fields)) - static_cast<std::int64_t>(seconds);
+  return static_cast<std::int64_t>(fields_as_utc(local)) - static_cast<std::int64_t>(seconds);
 #else
   (void)seconds;
   return local.tm_gmtoff;

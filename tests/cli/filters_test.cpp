@@ -1,7 +1,6 @@
 // `terse cat` filters, run through the real CLI on files the runtime wrote:
 // level ranges, times, threads, call sites and message regexes; and the
 // decoder's filter hook that decides them before arguments are read.
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +16,7 @@ using namespace terse::test;
 
 namespace {
 
-std::uint64_t os_tid() { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+std::uint64_t os_tid() { return terse::test::os_thread_id(); }
 
 // Three groups of records 30 ms apart, from two threads, at every level.
 struct Fixture {

@@ -30,6 +30,7 @@
 #include <fmt/std.h>
 #include <catch2/catch.hpp>
 #include <terse/aggregate.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/std.hpp>
 
 #include "cli_helpers.hpp"
@@ -213,7 +214,7 @@ std::int64_t timegm_of(int year, int month, int day, int hour, int minute, int s
   parts.tm_hour = hour;
   parts.tm_min = minute;
   parts.tm_sec = second;
-  return static_cast<std::int64_t>(::timegm(&parts));
+  return static_cast<std::int64_t>(terse::utc_seconds(parts));
 }
 
 // An RFC 3339 UTC time ("...Z") as seconds since the epoch and nanoseconds.
@@ -458,7 +459,15 @@ TEST_CASE("variants, durations, time points, error codes, paths and thread ids")
   // truncates toward zero, to the second).
   auto before_epoch =
       std::chrono::system_clock::time_point(-std::chrono::duration_cast<std::chrono::system_clock::duration>(1500ms));
+#ifdef _WIN32
+  // fmt cannot format a local time before 1970 on Windows, whose C library has none; terse
+  // prints it with the zone's offset at the epoch (terse::local_calendar).
+  std::tm before_epoch_fields{};
+  REQUIRE(terse::local_calendar(-1, before_epoch_fields));
+  LOG_TEXT(s, fmt::format("{:%Y-%m-%d %H:%M:%S}", before_epoch_fields), "{}", before_epoch);
+#else
   LOG_FMT(s, "{}", before_epoch);
+#endif
   // fmt 9 cannot format a steady time point: the time since the clock's epoch.
   LOG_TEXT(s, "5000000000ns", "{}", std::chrono::steady_clock::time_point(5s));
   auto missing = std::make_error_code(std::errc::no_such_file_or_directory);

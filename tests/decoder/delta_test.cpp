@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include <terse/portable_libc.hpp>
+
 #include "test_support.hpp"
 
 using namespace terse::test;
@@ -26,7 +28,7 @@ std::vector<std::uint64_t> log_two_threads(const std::string& directory) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([t, &tids] {
-      tids[static_cast<std::size_t>(t)] = static_cast<std::uint64_t>(::gettid());
+      tids[static_cast<std::size_t>(t)] = os_thread_id();
       for (int i = 0; i < kPerThread; ++i) {
         std::int64_t wobble = (t == 0 ? 1 : -7) * static_cast<std::int64_t>(i) * i;
         float quarter = static_cast<float>(i) * 0.25f;
@@ -71,7 +73,7 @@ TEST_CASE("a thread filter still walks the skipped records' deltas") {
     for (const auto& file : log_files(dir.path())) {
       terse::decoder::StreamDecoder decoder(file, {});
       decoder.set_filter(filter);
-      int fd = ::open(file.c_str(), O_RDONLY);
+      int fd = ::open(file.c_str(), O_RDONLY | terse::kOpenFlags);
       REQUIRE(fd >= 0);
       decoder.decode_fd(fd, [&](const terse::decoder::Record& r) {
         std::string message;

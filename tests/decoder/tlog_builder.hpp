@@ -325,7 +325,11 @@ struct Codec<std::error_code> : StructuredCodec {
 template <>
 struct Codec<std::filesystem::path> : StructuredCodec {
   static std::string type() { return expr::path(); }
-  static void value(std::string& out, const std::filesystem::path& p) { val::string(out, p.native()); }
+  // UTF-8, whichever form the OS keeps the path in (UTF-16 on Windows).
+  static void value(std::string& out, const std::filesystem::path& p) {
+    std::u8string text = p.u8string();
+    val::string(out, std::string(reinterpret_cast<const char*>(text.data()), text.size()));
+  }
 };
 
 template <>

@@ -1,8 +1,6 @@
 // The `terse` binary as an operator runs it, on files the runtime wrote.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -15,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "file_helpers.hpp"
+#include "process.hpp"
 
 using namespace terse::test;
 
@@ -256,7 +255,7 @@ bool valid_utf8(std::string_view text) {
   return true;
 }
 
-std::uint64_t os_tid() { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+std::uint64_t os_tid() { return os_thread_id(); }
 
 const std::string kReplacement = "\xEF\xBF\xBD";
 
@@ -512,22 +511,13 @@ TEST_CASE("a closed output pipe ends cat quietly with exit code 0") {
   auto files = log_files(dir.path());
   REQUIRE(files.size() == 1);
 
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
   std::string err_path = dir / "stderr.txt";
-  pid_t pid = spawn_process({terse_cli_path(), "cat", files[0]}, fds[1], fds[0], err_path);
-  REQUIRE(pid > 0);
-  ::close(fds[1]);
-
+  Process cat({terse_cli_path(), "cat", files[0]}, Process::Output::pipe, err_path);
   // Like `head -1`: read the first line, then go away.
-  std::string first;
-  char c;
-  while (::read(fds[0], &c, 1) == 1 && c != '\n') first += c;
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
-  CHECK(first.find("line 0 of a long output") != std::string::npos);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  REQUIRE(cat.read_until([](const std::string& out) { return out.find('\n') != std::string::npos; },
+                         std::chrono::seconds(30)));
+  cat.close_output();
+  CHECK(cat.out.find("line 0 of a long output") != std::string::npos);
+  CHECK(cat.wait(std::chrono::seconds(60)) == 0);
   CHECK(read_file(err_path).empty());
 }

@@ -1,16 +1,21 @@
 #include "file_helpers.hpp"
 
 #include <fcntl.h>
+#ifndef _WIN32
 #include <sys/wait.h>
+#endif
 #include <unistd.h>
 
 #include <cstring>
 #include <sstream>
 
+#include "temp_dir.hpp"
+
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <terse/crc.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/schema.hpp>
 #include <terse/wire.hpp>
 
@@ -175,33 +180,35 @@ const char* terse_cli_path() { return TERSE_CLI_PATH; }
 
 namespace {
 
-std::string temp_file() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "terse-cli-XXXXXX").string();
-  int fd = ::mkstemp(pattern.data());
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  return pattern;
+// An empty file of this run's own, in a directory the object removes.
+std::string temp_file(const TempDir& dir, const char* name) {
+  std::string path = dir / name;
+  write_file(path, "");
+  return path;
 }
 
 }  // namespace
 
 Run run_terse(const std::vector<std::string>& args, const std::string& stdin_path) {
-  std::string out_path = temp_file();
-  std::string err_path = temp_file();
+  TempDir scratch("cli");
+  std::string out_path = temp_file(scratch, "out");
+  std::string err_path = temp_file(scratch, "err");
   std::vector<std::string> argv{terse_cli_path()};
   argv.insert(argv.end(), args.begin(), args.end());
-  int out_fd = ::open(out_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  int out_fd = ::open(out_path.c_str(), O_WRONLY | O_TRUNC | kOpenFlags);
   REQUIRE(out_fd >= 0);
   int status = run_process(argv, out_fd, err_path, stdin_path.empty() ? "/dev/null" : stdin_path);
   ::close(out_fd);
 
   Run run;
+#ifdef _WIN32
+  run.exit_code = status;  // no signals: what the program returned
+#else
   if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+#endif
   run.out = read_file(out_path);
   run.err = read_file(err_path);
-  ::unlink(out_path.c_str());
-  ::unlink(err_path.c_str());
   return run;
 }
 

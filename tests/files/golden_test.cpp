@@ -36,7 +36,7 @@ constexpr const char* kPattern = "{level} {thread} {line} {message}";
 // The "dropped" control record prints its times in local time; the committed
 // text was printed in UTC.
 void use_utc() {
-  ::setenv("TZ", "UTC", 1);
+  terse::test::set_environment("TZ", "UTC");
   ::tzset();
 }
 

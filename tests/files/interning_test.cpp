@@ -35,7 +35,7 @@ std::string payload(std::size_t size, int seed) {
 // writer lets go does not leave the process's resident size. Nor does
 // glibc's keep less without malloc_trim(), which only the Linux platform
 // calls (the POSIX one leaves freed memory to the allocator).
-#if defined(__SANITIZE_ADDRESS__) || defined(TERSE_POSIX_ONLY)
+#if defined(__SANITIZE_ADDRESS__) || defined(TERSE_POSIX_ONLY) || !defined(__linux__)
 constexpr bool kResidentSizeShowsFree = false;
 #elif defined(__has_feature)
 constexpr bool kResidentSizeShowsFree = !__has_feature(address_sanitizer);
@@ -44,10 +44,14 @@ constexpr bool kResidentSizeShowsFree = true;
 #endif
 
 std::uint64_t resident_bytes() {
+#if defined(__linux__)
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size = 0, resident = 0;
   statm >> size >> resident;
   return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+#else
+  return 0;  // only read where kResidentSizeShowsFree
+#endif
 }
 
 // Service payloads: 64 documents of 4 KiB, each record's with its own

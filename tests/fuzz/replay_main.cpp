@@ -38,10 +38,10 @@ int main(int argc, char** argv) {
     std::ifstream in(path, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.good() && !in.eof()) {
-      std::fprintf(stderr, "replay: cannot read %s\n", path.c_str());
+      std::fprintf(stderr, "replay: cannot read %s\n", path.string().c_str());
       return 2;
     }
-    std::fprintf(stderr, "replay: %s (%zu bytes)\n", path.c_str(), bytes.size());
+    std::fprintf(stderr, "replay: %s (%zu bytes)\n", path.string().c_str(), bytes.size());
     LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   }
   std::printf("replay: %zu inputs, no crash\n", inputs.size());

@@ -2,7 +2,6 @@
 // messages are fmt::format's, arguments the values logged, the filters
 // select what `terse cat` would, and damage is reported, never thrown.
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -25,6 +24,7 @@
 #include <fmt/ranges.h>
 #include <catch2/catch.hpp>
 #include <terse/aggregate.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/std.hpp>
 #include <terse/terse.hpp>
@@ -48,7 +48,7 @@ TERSE_FIELDS(shelf::Item, id, weight, label);
 
 namespace {
 
-std::uint64_t this_tid() { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+std::uint64_t this_tid() { return terse::test::os_thread_id(); }
 
 std::int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -458,7 +458,7 @@ TEST_CASE("streams, memory and file descriptors read as files do") {
   reader::Reader stream = reader::Reader::from_stream(in, "in");
   CHECK(messages(read_all(stream)) == expected);
 
-  int fd = ::open(files[0].c_str(), O_RDONLY);
+  int fd = ::open(files[0].c_str(), O_RDONLY | terse::kOpenFlags);
   REQUIRE(fd >= 0);
   {
     reader::Options options;
@@ -543,7 +543,7 @@ TEST_CASE("the latency histogram example reports what was logged") {
   terse::stop();
 
   std::string out_path = dir / "histogram.txt";
-  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | terse::kOpenFlags, 0644);
   REQUIRE(fd >= 0);
   int status = terse::test::run_process({TERSE_LATENCY_HISTOGRAM_PATH, dir.path(), "--arg", "us"}, fd);
   ::close(fd);
@@ -563,6 +563,10 @@ TEST_CASE("the latency histogram example reports what was logged") {
   for (auto [bucket, n] : buckets)
     expected_tail += fmt::format("  [{}, {}) {}\n", bucket == 0 ? 0 : 1 << (bucket - 1), 1 << bucket, n);
   std::string out = terse::test::read_file(out_path);
+#ifdef _WIN32
+  // The example prints text as Windows programs do, each line ended by CR LF.
+  for (std::size_t at; (at = out.find("\r\n")) != std::string::npos;) out.erase(at, 1);
+#endif
   std::vector<std::string> lines = terse::test::split_lines(out);
   REQUIRE(!lines.empty());
   CHECK(ends_with(lines[0], " request took {us} us"));
@@ -597,7 +601,7 @@ void log_formatter_records() {
 namespace {
 
 std::string terse_cat(const std::vector<std::string>& args, const std::string& out_path) {
-  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | terse::kOpenFlags, 0644);
   REQUIRE(fd >= 0);
   std::vector<std::string> command{TERSE_CLI_PATH, "cat"};
   command.insert(command.end(), args.begin(), args.end());

@@ -1,5 +1,11 @@
 #include "test_support.hpp"
 
+#if defined(_WIN32)
+#include <windows.h>
+#elif defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +14,24 @@
 #include <sstream>
 
 namespace terse::test {
+
+std::uint64_t os_thread_id() {
+#if defined(_WIN32)
+  return GetCurrentThreadId();
+#elif defined(__linux__)
+  return static_cast<std::uint64_t>(::syscall(SYS_gettid));
+#else
+  return 0;  // each other OS numbers its threads its own way (runtime/platform_posix.cpp)
+#endif
+}
+
+void set_environment(const char* name, const char* value) {
+#if defined(_WIN32)
+  _putenv_s(name, value);
+#else
+  ::setenv(name, value, 1);
+#endif
+}
 
 std::vector<std::string> log_files(const std::string& directory) {
   std::vector<std::string> files;

@@ -97,6 +97,12 @@ std::vector<int> threads_named(const std::string& name);
 
 std::string read_file(const std::string& path);
 
+// The calling thread's id as the OS numbers it (what a log's thread column shows), asked
+// of the OS directly rather than of terse.
+std::uint64_t os_thread_id();
+// Sets an environment variable of this process.
+void set_environment(const char* name, const char* value);
+
 // TERSE_TEST_SCALE (default 1.0): how much of their record counts the long
 // tests run; CI lowers it under the sanitizers.
 double test_scale();
