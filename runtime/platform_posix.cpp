@@ -5,6 +5,7 @@
 // condition variable), no membarrier (idle buffers keep their memory), no
 // huge pages, no pages mapped ahead in one call, no CPU pinning.
 #include "platform.hpp"
+#include "whole_pages.hpp"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -104,17 +105,6 @@ void wake_all(std::atomic<std::uint32_t>& word) noexcept {
 
 namespace {
 
-// A write to each page maps it for writing now, as the producer's first
-// write would; the byte keeps its value, and nobody else writes there yet.
-void write_each_page(char* memory, std::size_t bytes) noexcept {
-  auto page_mask = static_cast<std::uintptr_t>(page_bytes()) - 1;
-  auto end = reinterpret_cast<std::uintptr_t>(memory) + bytes;
-  for (auto at = reinterpret_cast<std::uintptr_t>(memory); at < end; at = (at | page_mask) + 1) {
-    auto* byte = reinterpret_cast<volatile char*>(at);
-    *byte = *byte;
-  }
-}
-
 char* map_anonymous(std::size_t bytes) noexcept {
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
   return memory == MAP_FAILED ? nullptr : static_cast<char*>(memory);
@@ -142,12 +132,10 @@ bool discard(char* memory, std::size_t bytes) noexcept {
   // Whole pages only, as on Linux. A fresh mapping over them is the POSIX
   // way to have them read as zeros: macOS's MADV_DONTNEED and MADV_FREE
   // keep the old bytes until the system needs the memory.
-  auto page = static_cast<std::uintptr_t>(page_bytes());
-  auto from = (reinterpret_cast<std::uintptr_t>(memory) + page - 1) & ~(page - 1);
-  auto to = (reinterpret_cast<std::uintptr_t>(memory) + bytes) & ~(page - 1);
-  if (to <= from) return false;
-  return ::mmap(reinterpret_cast<void*>(from), to - from, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED,
-                -1, 0) != MAP_FAILED;
+  WholePages pages = whole_pages_inside(memory, bytes);
+  if (pages.bytes == 0) return false;
+  return ::mmap(pages.start, pages.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0) !=
+         MAP_FAILED;
 }
 
 char* map_huge(std::size_t) noexcept { return nullptr; }

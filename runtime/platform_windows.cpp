@@ -4,6 +4,7 @@
 // written, no signal stacks (a stack overflow still reaches the crash handler, which Windows
 // runs on the faulting thread's guard page), no fork.
 #include "platform.hpp"
+#include "whole_pages.hpp"
 
 // windows.h before the headers that need its types.
 #include <windows.h>
@@ -118,17 +119,6 @@ std::size_t page_bytes() noexcept {
 
 namespace {
 
-// A write to each page maps it now, as the producer's first write would; the byte keeps its
-// value, and nobody else writes there yet.
-void write_each_page(char* memory, std::size_t bytes) noexcept {
-  auto page_mask = static_cast<std::uintptr_t>(page_bytes()) - 1;
-  auto end = reinterpret_cast<std::uintptr_t>(memory) + bytes;
-  for (auto at = reinterpret_cast<std::uintptr_t>(memory); at < end; at = (at | page_mask) + 1) {
-    auto* byte = reinterpret_cast<volatile char*>(at);
-    *byte = *byte;
-  }
-}
-
 // Committed memory reads as zeros; its pages are mapped as they are first touched.
 char* map_committed(std::size_t bytes) noexcept {
   return static_cast<char*>(VirtualAlloc(nullptr, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE));
@@ -155,13 +145,10 @@ void prepare_pages(char* memory, std::size_t bytes) noexcept { write_each_page(m
 bool discard(char* memory, std::size_t bytes) noexcept {
   // Whole pages only. Decommitted and committed again, they read as zeros (DiscardVirtualMemory
   // and MEM_RESET leave their contents undefined instead).
-  auto page = static_cast<std::uintptr_t>(page_bytes());
-  auto from = (reinterpret_cast<std::uintptr_t>(memory) + page - 1) & ~(page - 1);
-  auto to = (reinterpret_cast<std::uintptr_t>(memory) + bytes) & ~(page - 1);
-  if (to <= from) return false;
-  auto* start = reinterpret_cast<void*>(from);
-  if (!VirtualFree(start, to - from, MEM_DECOMMIT)) return false;
-  return VirtualAlloc(start, to - from, MEM_COMMIT, PAGE_READWRITE) != nullptr;
+  WholePages pages = whole_pages_inside(memory, bytes);
+  if (pages.bytes == 0) return false;
+  if (!VirtualFree(pages.start, pages.bytes, MEM_DECOMMIT)) return false;
+  return VirtualAlloc(pages.start, pages.bytes, MEM_COMMIT, PAGE_READWRITE) != nullptr;
 }
 
 char* map_huge(std::size_t) noexcept { return nullptr; }
