@@ -147,6 +147,8 @@ TEST_CASE("variants, paths, thread ids and chrono types print as fmt prints them
   TERSE_EXPECT(rt, "{} {} {} {}", text, number, none, mixed);
   std::filesystem::path path("/var/log/a b/\"q\".tlog");
   TERSE_EXPECT(rt, "{} [{:>30}] [{:<12}]", path, path, std::filesystem::path("x"));
+  // Beyond ASCII: Windows keeps a path in UTF-16, which the file stores (and fmt prints) as UTF-8.
+  TERSE_EXPECT(rt, "{}", std::filesystem::path(u8"caf\u00e9/\U0001F600 log.tlog"));
 #ifdef _LIBCPP_VERSION
   // libc++ prints the id of no thread as "0"; terse spells it as libstdc++ does whichever
   // library wrote the file (FORMAT.md §8.1).

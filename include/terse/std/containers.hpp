@@ -27,19 +27,25 @@ namespace terse::detail {
 template <typename R>
 using range_iterator_t = decltype(std::begin(std::declval<const R&>()));
 
+template <typename I>
+concept HasValueType = requires {
+  typename std::iter_value_t<I>;
+};
+
+// An iterator that returns a proxy by value, standing for the value it converts to: libc++'s
+// std::vector<bool> gives a bit reference where libstdc++ gives a bool.
+template <typename I>
+concept ProxyIterator = HasValueType<I> && !std::is_reference_v<std::iter_reference_t<I>> &&
+                        !std::is_same_v<std::iter_reference_t<I>, std::iter_value_t<I>> &&
+                        std::is_convertible_v<std::iter_reference_t<I>, std::iter_value_t<I>>;
+
 template <typename R>
 struct range_element {
   using type = std::remove_cvref_t<std::iter_reference_t<range_iterator_t<R>>>;
 };
-// A proxy that an iterator returns by value stands for the value it converts to: libc++'s
-// std::vector<bool> gives a bit reference where libstdc++ gives a bool.
 template <typename R>
-requires requires {
-  typename std::iter_value_t<range_iterator_t<R>>;
-} &&(!std::is_reference_v<std::iter_reference_t<range_iterator_t<R>>>)&&(
-    !std::is_same_v<std::iter_reference_t<range_iterator_t<R>>, std::iter_value_t<range_iterator_t<R>>>)&&std::
-    is_convertible_v<std::iter_reference_t<range_iterator_t<R>>,
-                     std::iter_value_t<range_iterator_t<R>>> struct range_element<R> {
+requires ProxyIterator<range_iterator_t<R>>
+struct range_element<R> {
   using type = std::iter_value_t<range_iterator_t<R>>;
 };
 
