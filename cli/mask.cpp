@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "filters.hpp"
 
@@ -78,7 +81,14 @@ bool Masker::changed() {
 #if defined(__APPLE__)
   const timespec& modified = st.st_mtimespec;
 #elif defined(_WIN32)
-  const timespec modified{st.st_mtime, 0};  // whole seconds: the size still tells most edits apart
+  // stat() has whole seconds there, and a rewrite within one of the same size would go unseen:
+  // the file system's own time has 100 ns.
+  std::error_code error;
+  const auto written = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::filesystem::last_write_time(path_, error).time_since_epoch())
+                           .count();
+  if (error) return false;
+  const timespec modified{static_cast<time_t>(written / 1'000'000'000), static_cast<long>(written % 1'000'000'000)};
 #else
   const timespec& modified = st.st_mtim;
 #endif
