@@ -273,11 +273,10 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   buffer->dropped_nested.fetch_add(tls_dropped_while_making.exchange(0, std::memory_order_relaxed),
                                    std::memory_order_relaxed);
   tls_buffer = buffer;
-  if (late) {
-    // Where the thread cannot say when it ends, the buffer is left to the
-    // stop() at exit; on Linux it always can.
-    (void)run_at_thread_end(abandon_at_thread_end, buffer);
-  } else if (std::is_trivially_destructible_v<BufferReleaser>) {
+  if (late || std::is_trivially_destructible_v<BufferReleaser>) {
+    // The thread's end abandons it: its releaser ran already, or it has none
+    // (MinGW-w64). Where the thread cannot say when it ends, the buffer is
+    // left to the stop() at exit; on Linux it always can.
     (void)run_at_thread_end(abandon_at_thread_end, buffer);
   } else if (buffer_settings().crash_handler.load(std::memory_order_relaxed)) {
     // The releaser takes it back; a buffer made past it while printing

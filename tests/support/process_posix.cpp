@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -186,13 +185,6 @@ long Process::peak_rss_kib() const {
   while (std::getline(status, line))
     if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
   return 0;
-}
-
-std::string Process::stderr_text() const {
-  std::ifstream in(stderr_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace terse::test

@@ -9,10 +9,8 @@
 #include <fcntl.h>
 #include <io.h>
 
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -205,12 +203,5 @@ bool Process::running() const {
 }
 
 long Process::peak_rss_kib() const { return 0; }
-
-std::string Process::stderr_text() const {
-  std::ifstream in(stderr_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace terse::test
