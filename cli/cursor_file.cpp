@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <terse/portable_libc.hpp>
@@ -55,7 +56,7 @@ CursorFile::~CursorFile() {
 }
 
 Result<std::string> CursorFile::open() {
-  lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | kOpenFlags, 0644);
+  lock_fd_ = open_path((path_ + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
   if (lock_fd_ < 0) return Failure{"cannot create " + path_ + ".lock: " + std::strerror(errno)};
   if (!lock_alone(lock_fd_))
     return Failure{"another terse ship is using " + path_ + " (its lock " + path_ + ".lock is held)"};
@@ -71,7 +72,7 @@ Result<std::string> CursorFile::open() {
 // The cursor as saved, without surrounding white space; none when the file is absent.
 Result<std::string> CursorFile::read_saved() {
   std::string cursor;
-  int fd = ::open(path_.c_str(), O_RDONLY | kOpenFlags);
+  int fd = open_path(path_.c_str(), O_RDONLY);
   if (fd < 0) {
     if (errno != ENOENT) return Failure{"cannot read " + path_ + ": " + std::strerror(errno)};
     return cursor;
@@ -92,6 +93,14 @@ Result<> CursorFile::save(const std::string& cursor) {
   // std::filesystem::rename replaces the old file on Windows too, where rename() refuses.
   std::error_code error;
   std::filesystem::rename(temp_, path_, error);
+#ifdef _WIN32
+  // Windows refuses to replace a file while anyone has it open, as a reader of the cursor
+  // does for a moment: a few tries before it counts as a failed save.
+  for (int tries = 0; error == std::errc::permission_denied && tries < 50; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::filesystem::rename(temp_, path_, error);
+  }
+#endif
   if (error) return Failure{"cannot rename " + temp_ + ": " + error.message()};
 #ifndef _WIN32
   // The rename itself reaches the device with the directory's data (Windows cannot open a
@@ -106,7 +115,7 @@ Result<> CursorFile::save(const std::string& cursor) {
 }
 
 Result<> CursorFile::write_temp(const std::string& text) {
-  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | kOpenFlags, 0644);
+  int fd = open_path(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Failure{"cannot write " + temp_ + ": " + std::strerror(errno)};
   const char* p = text.data();
   std::size_t left = text.size();

@@ -580,7 +580,7 @@ Summary StreamDecoder::decode_bytes(std::string_view bytes, const RecordSink& si
 }
 
 Summary decode_file(const std::string& path, const RecordSink& sink, const Reporter& reporter) {
-  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+  int fd = open_path(path.c_str(), O_RDONLY);
   if (fd < 0) {
     Summary summary;
     summary.damaged = 1;

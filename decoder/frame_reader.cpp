@@ -234,7 +234,10 @@ std::optional<FrameReader::Event> FrameReader::read_frame(Frame& frame) {
 FrameReader::Event FrameReader::next(Frame& frame) {
   // Live: the end of the data last time was only the end of what had been
   // written so far.
-  if (live_ && fd_ >= 0) eof_ = false;
+  if (live_ && fd_ >= 0 && eof_) {
+    eof_ = false;
+    forget_end_of_file(fd_);
+  }
   for (;;) {
     bool at_preamble =
         at_file_start_ || (fill(sizeof schema::kMagic) && starts_with(buffer_.data() + pos_, schema::kMagic, 8));

@@ -77,7 +77,7 @@ std::string writer_from_info(std::string_view payload) {
 }  // namespace
 
 std::optional<std::string> writer_of(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+  int fd = open_path(path.c_str(), O_RDONLY);
   if (fd < 0) return std::nullopt;
   unsigned char bytes[kInfoReadBytes];
   std::size_t got = 0;

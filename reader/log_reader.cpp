@@ -234,7 +234,7 @@ void check_openable(const std::string& path, bool follow) {
     return;
   }
   if (follow && !fs::exists(status)) return;  // tail -F: it may appear
-  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+  int fd = open_path(path.c_str(), O_RDONLY);
   if (fd < 0) {
     throw OpenError("cannot open " + path + ": " + std::strerror(errno) +
                     (errno == ENOENT ? " (check the path; a directory works too)" : ""));

@@ -145,7 +145,7 @@ bool Source::open_next() {
   if (stdin_) {
     fd_ = STDIN_FILENO;
   } else {
-    fd_ = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+    fd_ = open_path(path.c_str(), O_RDONLY);
     if (fd_ < 0) {
       if (!follow_ || errno != ENOENT) {
         report_open_failure(path);
@@ -177,7 +177,7 @@ void Source::drain(const FileDecoder& decode) {
   while (!pending_.empty()) {
     std::string path = pending_.front();
     pending_.erase(pending_.begin());
-    int fd = stdin_ ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | kOpenFlags);
+    int fd = stdin_ ? STDIN_FILENO : open_path(path.c_str(), O_RDONLY);
     if (fd < 0) {
       report_open_failure(path);
       continue;

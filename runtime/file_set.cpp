@@ -82,8 +82,7 @@ FileSet::Opened FileSet::create_next(std::int64_t now_ns) {
   Opened opened;
   for (int attempt = 0; attempt < kCreateAttempts && sequence_ <= schema::kMaxSequence; ++attempt, ++sequence_) {
     std::string path = (fs::path(rules_.directory) / schema::format_file_name(rules_.name, date, sequence_)).string();
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | kOpenFlags,
-                    static_cast<mode_t>(rules_.file_mode));
+    int fd = open_path(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND, static_cast<mode_t>(rules_.file_mode));
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {
       opened.error = errno;

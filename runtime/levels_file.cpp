@@ -32,7 +32,7 @@ constexpr auto kFileSettleTime = 20ms;
 // The content, absent when there is no such file; a failure says why it
 // could not be read otherwise.
 Result<std::optional<std::string>> read_small_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | kOpenFlags);
+  int fd = open_path(path.c_str(), O_RDONLY);
   if (fd < 0) {
     if (errno != ENOENT) return Failure{std::strerror(errno)};
     return std::optional<std::string>();

@@ -103,16 +103,14 @@ for config in "${configs[@]}"; do
     windows)
       # Without debug information. At -O2: at -O1, GCC 12 warns of a string copy out of bounds
       # inside libstdc++ that is not there (-Warray-bounds). The round-trip, file,
-      # decoder and CLI tests, but (README: Platforms) those of what Windows does not have
-      # (Linux's /proc, fork() and waitpid(), bash), of the source tree rather than a build,
-      # and those that follow, roll and remove files another process holds open, which waits
-      # for terse to open its files with Windows' delete sharing.
+      # decoder, CLI and crash tests, but (README: Platforms) those of what Windows does not
+      # have (Linux's /proc, fork() and waitpid(), bash) and those of the source tree rather
+      # than a build.
       cmake -S . -B build/ci-windows --toolchain cmake/x86_64-w64-mingw32.cmake -DCMAKE_BUILD_TYPE=Release \
         "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DTERSE_FMT_HEADER_ONLY=ON -DTERSE_SHIP=OFF \
         -DTERSE_TESTS=ON -DTERSE_BENCH=OFF -DTERSE_WERROR=ON >/dev/null
-      labels="roundtrip|files|decoder|cli"
+      labels="roundtrip|files|decoder|cli|crash"
       excluded_tests="roundtrip_placement_test|lifecycle_test|lost_file_test|cli_bash_completion|layout_.*|files_spec_test"
-      excluded_tests+="|cli_merge_test|cli_follow_test|cli_cursor_test|cli_writers_test|cli_cursor_file_test"
       build_tests build/ci-windows "$labels" terse_cli terse_demo
       # Wine's first start makes its prefix and says so on stderr, which a test reads: once,
       # here, in a prefix of the build's own.

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #ifdef _WIN32
 #include <io.h>
+#include <stdio.h>
 
 #include <chrono>
 #else
@@ -30,6 +31,19 @@ inline constexpr int kOpenFlags = O_NOINHERIT | O_BINARY;
 inline constexpr int kOpenFlags = O_CLOEXEC;
 #endif
 
+// open() with kOpenFlags. On Windows the file is also opened with every sharing mode, delete
+// included, as a POSIX descriptor is: a reader following a file lets the writer's retention
+// remove it and a cursor's rename replace it, and the writer's open file lets readers in.
+// (The C library's open() shares reading and writing but never deletion.) Defined in
+// decoder/portable_libc_windows.cpp there, which every library of terse carries.
+#ifdef _WIN32
+int open_path(const char* path, int flags, int mode = 0) noexcept;
+#else
+inline int open_path(const char* path, int flags, mode_t mode = 0) noexcept {
+  return ::open(path, flags | kOpenFlags, mode);
+}
+#endif
+
 // read() and write(), async-signal-safe. Windows moves at most INT_MAX bytes a call: a larger
 // one does part, as any call may.
 inline ssize_t read_some(int fd, void* to, std::size_t bytes) noexcept {
@@ -44,6 +58,15 @@ inline ssize_t write_some(int fd, const void* from, std::size_t bytes) noexcept 
   return ::_write(fd, from, static_cast<unsigned>(std::min<std::size_t>(bytes, INT_MAX)));
 #else
   return ::write(fd, from, bytes);
+#endif
+}
+
+// Lets the next read() of a file that ended see what was appended since. Windows' C library
+// remembers the end of a file once read() met it and returns 0 from then on, however much is
+// appended, until the descriptor is positioned again.
+inline void forget_end_of_file([[maybe_unused]] int fd) noexcept {
+#ifdef _WIN32
+  ::_lseeki64(fd, 0, SEEK_CUR);
 #endif
 }
 

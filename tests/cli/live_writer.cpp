@@ -15,6 +15,7 @@
 //       RECORDS records from 100 call sites, one of which ("rare event")
 //       gets 1% of them: the file for measuring --site against a full decode.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -51,10 +52,12 @@ int main(int argc, char** argv) {
     config.roll_bytes = 4096;
     config.compression_level = 0;  // bigger frames, so files roll often
     terse::start(config);
-    long count = std::atol(argv[4]), per = std::atol(argv[5]), pause_ms = std::atol(argv[6]);
+    // 64-bit counters: a record's size, and with it where files roll, is the same where a
+    // long has 32 bits (Windows).
+    std::int64_t count = std::atoll(argv[4]), per = std::atoll(argv[5]), pause_ms = std::atoll(argv[6]);
     std::string tag = argv[7];
-    for (long b = 0; b < count; ++b) {
-      for (long r = 0; r < per; ++r) TERSE_INFO("{} burst {} record {}", tag, b, r);
+    for (std::int64_t b = 0; b < count; ++b) {
+      for (std::int64_t r = 0; r < per; ++r) TERSE_INFO("{} burst {} record {}", tag, b, r);
       terse::flush();
       std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     }
@@ -65,9 +68,9 @@ int main(int argc, char** argv) {
     config.roll_bytes = 4096;
     config.compression_level = 0;
     terse::start(config);
-    long count = std::atol(argv[4]), period_us = std::atol(argv[5]);
+    std::int64_t count = std::atoll(argv[4]), period_us = std::atoll(argv[5]);
     std::string tag = argv[6];
-    for (long r = 0; r < count; ++r) {
+    for (std::int64_t r = 0; r < count; ++r) {
       TERSE_INFO("{} record {}", tag, r);
       std::this_thread::sleep_for(std::chrono::microseconds(period_us));
     }

@@ -6,12 +6,13 @@
 #include <sys/syscall.h>
 #endif
 
+#include <fcntl.h>
 #include <catch2/catch.hpp>
+#include <terse/portable_libc.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace terse::test {
 
@@ -162,11 +163,17 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+// Opened as terse's readers open files: on Windows an ifstream would keep the writer from
+// removing or replacing the file while it is read.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string bytes;
+  int fd = terse::open_path(path.c_str(), O_RDONLY);
+  if (fd < 0) return bytes;
+  char chunk[65536];
+  for (ssize_t n; (n = terse::read_some(fd, chunk, sizeof chunk)) > 0;)
+    bytes.append(chunk, static_cast<std::size_t>(n));
+  ::close(fd);
+  return bytes;
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
