@@ -30,6 +30,8 @@
 #
 # Environment: TERSE_BENCH_BUILD, the build directory (default: build-bench at the repository
 # root, as bench/run.sh); the builds go to its ab/ folder, REF's in ab/ref-COMMIT.
+# TERSE_AB_CMAKE_ARGS, configure arguments for both sides (e.g. -DTERSE_PLATFORM=posix, to
+# measure the POSIX platform's calls); such builds go to folders of their own.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -92,6 +94,13 @@ fi
 
 # Both sides are configured alike: only what an application links, in Release.
 flags=(-DCMAKE_BUILD_TYPE=Release -DTERSE_TESTS=OFF -DTERSE_BENCH=OFF -DTERSE_CLI=OFF -DTERSE_SHIP=OFF)
+read -r -a extra_flags <<<"${TERSE_AB_CMAKE_ARGS:-}"
+variant=""
+if ((${#extra_flags[@]})); then
+  flags+=("${extra_flags[@]}")
+  variant=-$(printf '%s\n' "${extra_flags[@]}" | cksum | cut -d' ' -f1)
+  echo "== both sides configured with: ${extra_flags[*]}"
+fi
 jobs=$(nproc)
 
 # Runs a build step with its output in LOG, shown only when the step fails.
@@ -104,7 +113,7 @@ step() {
 }
 
 mkdir -p "$ab"
-ref_dir=$ab/ref-$commit
+ref_dir=$ab/ref-$commit$variant
 # A REF is built once: its stamp is written last, so an interrupted build is redone.
 if [ -f "$ref_dir/prefix/.complete" ]; then
   echo "== A: terse at $short, built before ($ref_dir)"
@@ -134,12 +143,12 @@ step "$log" "building the driver against $short" cmake --build "$ref_dir/driver"
 echo "== B: building the working tree"
 log=$ab/tree.log
 : >"$log"
-step "$log" "configuring the driver against the working tree" cmake -S "$root/bench/ab" -B "$ab/tree" "${flags[@]}" \
+step "$log" "configuring the driver against the working tree" cmake -S "$root/bench/ab" -B "$ab/tree$variant" "${flags[@]}" \
   -DTERSE_AB_SOURCE="$root"
-step "$log" "building the driver against the working tree" cmake --build "$ab/tree" -j "$jobs" --target terse_bench_ab
+step "$log" "building the driver against the working tree" cmake --build "$ab/tree$variant" -j "$jobs" --target terse_bench_ab
 
 bin_a=$ref_dir/driver/terse_bench_ab
-bin_b=$ab/tree/terse_bench_ab
+bin_b=$ab/tree$variant/terse_bench_ab
 tree=$(git -C "$root" rev-parse --short HEAD)
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no)" ] || tree="$tree with local changes"
 
@@ -184,7 +193,7 @@ done
 
 model=$(awk -F: '/^model name/ { sub(/^[ \t]+/, "", $2); print $2; exit }' /proc/cpuinfo)
 report=$ab/last-report.md
-awk -F, -v short="$short" -v subject="$subject" -v tree="$tree" -v reps="$reps" -v calls="$calls" \
+awk -F, -v extra="${extra_flags[*]:-}" -v short="$short" -v subject="$subject" -v tree="$tree" -v reps="$reps" -v calls="$calls" \
   -v samples="$samples" -v records="$records" -v quick="$quick" -v model="${model:-unknown CPU}" -v cores="$(nproc)" '
   function sort(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
   function median(a, n) { sort(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
@@ -214,6 +223,7 @@ awk -F, -v short="$short" -v subject="$subject" -v tree="$tree" -v reps="$reps" 
     print ""
     print "A: terse at " short " (" subject ")."
     print "B: the working tree (" tree ")."
+    if (extra != "") print "Both configured with `" extra "`."
     print ""
     print "`bench/ab.sh`: the same driver built against each; every scenario a process of its own, A then B,"
     print reps " times over, and every cell the median of the " reps " runs (" model ", " cores " cores; load average"

@@ -7,12 +7,15 @@
 #include "platform.hpp"
 #include "whole_pages.hpp"
 
+#include <terse/detail/buffer.hpp>
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -144,11 +147,13 @@ std::size_t huge_ring_bytes(std::size_t bytes) noexcept { return bytes; }
 
 void return_freed_memory() noexcept {}
 
-// No system call fences other threads: buffers of idle threads keep their
-// memory (Config::release_idle_after says so).
-bool fences_other_threads() noexcept { return false; }
+// No system call fences the other threads: each call fences itself once its
+// window is open, and this is the IO thread's half of that handshake.
+static_assert(detail::kCallsFenceThemselves, "the calls of a program on this platform must fence themselves");
 
-void fence_other_threads() noexcept {}
+bool fences_other_threads() noexcept { return true; }
+
+void fence_other_threads() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 std::string program_name() {
 #if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)

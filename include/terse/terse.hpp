@@ -122,7 +122,10 @@ struct Config {
   // records are written; the buffer takes its pages again as the thread
   // logs again, as a new one does. Zero: a buffer keeps what it took until
   // its thread exits. Threads that called preallocate() keep theirs.
-  // Needs Linux's membarrier (4.14); elsewhere buffers keep their memory.
+  // Needs a way to fence the other threads: Linux's membarrier (4.14) or
+  // Windows' FlushProcessWriteBuffers; on the POSIX platform (macOS, the
+  // BSDs) each call fences itself for it. On Linux before 4.14 buffers keep
+  // their memory.
   std::chrono::milliseconds release_idle_after{1000};
   // A thread that has filled half of its buffer gets it on transparent huge
   // pages (Linux, unless the system turned them off): a call that crosses
@@ -130,7 +133,7 @@ struct Config {
   // of nanoseconds on virtual machines, in one call out of every 70 or so.
   // Such a buffer takes whole huge pages, 2 MiB for the default 1 MiB, so
   // only the first max(8, twice the CPUs) threads to fill half of theirs
-  // get them. Needs Linux's membarrier, as release_idle_after does.
+  // get them. Linux only, with its membarrier.
   bool huge_pages = true;
   std::uint64_t roll_bytes = std::uint64_t{256} << 20;  // start a new file past this size
   bool roll_daily = true;                               // and at local midnight

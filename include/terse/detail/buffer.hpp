@@ -28,6 +28,18 @@ constexpr std::size_t ring_stride(std::size_t args_size) noexcept {
 
 inline constexpr std::uint64_t kNotInCall = ~std::uint64_t{0};
 
+// Whether each call puts a full fence between opening its window and its room check. The IO
+// thread discards an idle ring's pages only once every thread has passed such a fence
+// (give_back_rings): Linux's membarrier and Windows' FlushProcessWriteBuffers put it on the
+// other threads at the IO thread's request, and the calls pay nothing. The POSIX platform
+// (macOS, the BSDs, and -DTERSE_PLATFORM=posix, which sets TERSE_POSIX_ONLY for the programs
+// that link it too) has no such call: there each call fences itself.
+#if defined(TERSE_POSIX_ONLY) || !(defined(__linux__) || defined(_WIN32))
+inline constexpr bool kCallsFenceThemselves = true;
+#else
+inline constexpr bool kCallsFenceThemselves = false;
+#endif
+
 // A single-producer single-consumer byte ring owned by one logging thread
 // and drained by the IO thread. The producer touches only its own cache
 // lines until the ring looks full; then it re-reads the consumer position.
@@ -125,7 +137,8 @@ struct ThreadBuffer {
   // between begin_call() and commit() (or end_call()).
   char* try_reserve(std::size_t size) noexcept {
     // A compiler barrier is enough here: the IO thread's membarrier() puts
-    // a full fence on this thread wherever it runs (change_drained_rings).
+    // a full fence on this thread wherever it runs (change_drained_rings),
+    // or begin_call() made one (kCallsFenceThemselves).
     // Before the position is read: a signal handler's call on this thread
     // then finds the window open before the ring is touched (begin_call).
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -158,7 +171,7 @@ struct ThreadBuffer {
   // that the other threads' records go on meanwhile.
   //
   // Opening is relaxed: the give-back orders it by its membarrier (see
-  // try_reserve), and the collector's cutoff trails its clock by the
+  // try_reserve) or, where the OS has none, by the fence here, and the collector's cutoff trails its clock by the
   // ordering window, far longer than a store takes to be seen; the marker
   // is for a thread preempted mid-call. end_call() is relaxed too: its call
   // wrote nothing to the ring (no room), so there is nothing to publish.
@@ -171,6 +184,7 @@ struct ThreadBuffer {
   [[nodiscard]] bool begin_call() noexcept {
     if (__builtin_expect(in_call_since.load(std::memory_order_relaxed) != kNotInCall, 0)) return false;
     in_call_since.store(last_ticks, std::memory_order_relaxed);
+    if constexpr (kCallsFenceThemselves) std::atomic_thread_fence(std::memory_order_seq_cst);
     return true;
   }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
