@@ -436,6 +436,7 @@ void start(const Config& requested) {
   settings.drop_when_full.store(config.overflow == Overflow::drop, std::memory_order_relaxed);
   settings.crash_handler.store(config.crash_handler, std::memory_order_relaxed);
   settings.huge_pages.store(config.huge_pages, std::memory_order_relaxed);
+  settings.release_idle.store(config.release_idle_after.count() != 0, std::memory_order_relaxed);
   {
     auto& registry = buffer_registry();
     std::lock_guard buffers_lock(registry.mutex);

@@ -124,8 +124,8 @@ struct Config {
   // its thread exits. Threads that called preallocate() keep theirs.
   // Needs a way to fence the other threads: Linux's membarrier (4.14) or
   // Windows' FlushProcessWriteBuffers; on the POSIX platform (macOS, the
-  // BSDs) each call fences itself for it. On Linux before 4.14 buffers keep
-  // their memory.
+  // BSDs) each call fences itself for it, unless this is 0 when the
+  // thread's buffer is made. On Linux before 4.14 buffers keep their memory.
   std::chrono::milliseconds release_idle_after{1000};
   // A thread that has filled half of its buffer gets it on transparent huge
   // pages (Linux, unless the system turned them off): a call that crosses

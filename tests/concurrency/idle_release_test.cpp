@@ -231,6 +231,60 @@ TEST_CASE("a call that stays long in the middle of its record keeps its buffer's
   CHECK(at == decoded.lines.size());
 }
 
+// Where each call fences itself for the give-back (the POSIX platform), a ring made while
+// nothing was to be given back does not fence, and is never given back: not after a restart
+// that gives idle memory back either. Where the OS fences the threads, it is.
+TEST_CASE("a ring made while release_idle_after was 0 is given back after a restart only where the OS fences threads",
+          "[concurrency]") {
+  constexpr std::size_t kRingBytes = std::size_t{1} << 20;
+  const std::uint64_t part = 2 * kRingBytes / 160;
+  TempDir first_dir("first-run"), second_dir("second-run");
+  auto config = test_config(first_dir.path());
+  config.thread_buffer_bytes = kRingBytes;
+  config.release_idle_after = 0ms;
+  terse::start(config);
+  std::atomic<int> step{0};
+  std::atomic<std::uint64_t> old_tid{0}, new_tid{0};
+  auto wait_for_step = [&step](int wanted) {
+    while (step.load() < wanted) std::this_thread::sleep_for(1ms);
+  };
+  std::thread made_without([&] {
+    old_tid = os_thread_id();
+    log_records(0, 0, part);
+    step = 1;
+    wait_for_step(2);
+    log_records(0, part, 2 * part);  // the second run's records, into the ring it made
+    step = 3;
+    wait_for_step(5);
+  });
+  wait_for_step(1);
+  terse::stop();
+  config.directory = second_dir.path();
+  config.release_idle_after = 50ms;
+  terse::start(config);
+  step = 2;
+  wait_for_step(3);
+  std::thread made_with([&] {
+    new_tid = os_thread_id();
+    log_records(1, 0, part);
+    step = 4;
+    wait_for_step(5);
+  });
+  wait_for_step(4);
+  auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (times_released(new_tid) == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(10ms);
+  // The old ring has been as quiet as the new one for longer: a give-back would have come.
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t old_released = times_released(old_tid);
+  CHECK(times_released(new_tid) == 1);
+  CHECK(old_released == (terse::detail::kCallsFenceThemselves ? 0 : 1));
+  step = 5;
+  made_without.join();
+  made_with.join();
+  terse::stop();
+  CHECK(decode_dir(second_dir.path()).lines.size() == 2 * part);
+}
+
 #if defined(TERSE_POSIX_ONLY)
 
 // The POSIX platform has no huge pages: busy buffers stay where they are and lose nothing.

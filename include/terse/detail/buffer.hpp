@@ -128,6 +128,11 @@ struct ThreadBuffer {
   std::atomic<bool> preparing{false};
   // terse::preallocate(): all of the ring stays mapped, quiet or not.
   bool keep_mapped = false;
+  // Where calls fence themselves (kCallsFenceThemselves): whether this ring's do. Not those of
+  // a ring whose memory is never given back (preallocate(), or made while
+  // Config::release_idle_after was 0), which the IO thread then leaves alone. Set before the
+  // ring is listed, never changed.
+  bool calls_fence = kCallsFenceThemselves;
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
@@ -184,7 +189,9 @@ struct ThreadBuffer {
   [[nodiscard]] bool begin_call() noexcept {
     if (__builtin_expect(in_call_since.load(std::memory_order_relaxed) != kNotInCall, 0)) return false;
     in_call_since.store(last_ticks, std::memory_order_relaxed);
-    if constexpr (kCallsFenceThemselves) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if constexpr (kCallsFenceThemselves) {
+      if (calls_fence) std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
     return true;
   }
   void end_call() noexcept { in_call_since.store(kNotInCall, std::memory_order_relaxed); }
