@@ -250,8 +250,8 @@ ThreadBuffer* make_thread_buffer(bool map_whole) {
   } else {
     prepare_first_step(*buffer);
   }
-  buffer->calls_fence =
-      kCallsFenceThemselves && !buffer->keep_mapped && buffer_settings().release_idle.load(std::memory_order_relaxed);
+  if (kCallsFenceThemselves && !buffer_settings().release_idle.load(std::memory_order_relaxed))
+    buffer->keep_mapped = true;  // its calls need no fence
   buffer->index = g_next_thread_index.fetch_add(1, std::memory_order_relaxed);
   buffer->os_tid = thread_id();
   thread_name(buffer->name, sizeof buffer->name);
@@ -422,8 +422,8 @@ std::size_t change_drained_rings(const std::vector<QuietRing>& rings, Change cha
   std::size_t changed = 0;
   for (const QuietRing& ring : rings) {
     ThreadBuffer& b = *ring.buffer;
-    // A ring whose calls do not fence is never changed where the calls' fence is the only one.
-    bool untouched = (!kCallsFenceThemselves || b.calls_fence) &&
+    // Where the calls' own fence is the only one, a ring kept mapped has none.
+    bool untouched = (!kCallsFenceThemselves || !b.keep_mapped) &&
                      b.in_call_since.load(std::memory_order_acquire) == kNotInCall &&
                      b.committed.load(std::memory_order_acquire) == ring.committed &&
                      b.look_again_at.load(std::memory_order_relaxed) == 0;

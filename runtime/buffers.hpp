@@ -23,8 +23,8 @@ struct BufferSettings {
   std::atomic<bool> running{false};
   std::atomic<bool> crash_handler{false};  // logging threads get a signal stack
   std::atomic<bool> huge_pages{true};      // Config::huge_pages
-  // Config::release_idle_after is not zero: rings made now may be given back, and where calls
-  // fence themselves (detail::kCallsFenceThemselves), theirs do.
+  // Config::release_idle_after is not zero. Where calls fence themselves
+  // (detail::kCallsFenceThemselves), rings made while it is zero stay mapped.
   std::atomic<bool> release_idle{true};
 };
 BufferSettings& buffer_settings() noexcept;

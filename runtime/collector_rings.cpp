@@ -52,8 +52,7 @@ void Collector::release_idle_rings(std::chrono::steady_clock::time_point now) {
   std::int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(release_idle_after_).count();
   quiet_rings_.clear();
   for (ThreadBuffer* b : buffers_) {
-    if (b->keep_mapped || (kCallsFenceThemselves && !b->calls_fence) || b->abandoned.load(std::memory_order_acquire))
-      continue;
+    if (b->keep_mapped || b->abandoned.load(std::memory_order_acquire)) continue;
     std::uint64_t committed = b->committed.load(std::memory_order_acquire);
     if (committed != b->quiet_committed || b->quiet_since_ns == 0) {
       b->quiet_committed = committed;

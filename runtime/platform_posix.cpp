@@ -2,8 +2,8 @@
 // with Linux, and nothing else. CMake takes it with -DTERSE_PLATFORM=posix,
 // which is how Linux proves that the rest of the tree needs no more. What
 // it gives up against platform_linux.cpp: no futex (waits park on a
-// condition variable), no membarrier (idle buffers keep their memory), no
-// huge pages, no pages mapped ahead in one call, no CPU pinning.
+// condition variable), no membarrier (each call fences itself, so that idle
+// buffers can give their memory back), no huge pages, no pages mapped ahead in one call, no CPU pinning.
 #include "platform.hpp"
 #include "whole_pages.hpp"
 

@@ -126,13 +126,11 @@ struct ThreadBuffer {
   std::atomic<std::uint64_t> ready_until{0};
   std::uint64_t ready_from = 0;
   std::atomic<bool> preparing{false};
-  // terse::preallocate(): all of the ring stays mapped, quiet or not.
+  // All of the ring stays mapped, quiet or not: terse::preallocate()'s, and
+  // where calls fence themselves (kCallsFenceThemselves) one made while
+  // Config::release_idle_after was 0, whose calls then need no fence. Set
+  // before the ring is listed, never changed.
   bool keep_mapped = false;
-  // Where calls fence themselves (kCallsFenceThemselves): whether this ring's do. Not those of
-  // a ring whose memory is never given back (preallocate(), or made while
-  // Config::release_idle_after was 0), which the IO thread then leaves alone. Set before the
-  // ring is listed, never changed.
-  bool calls_fence = kCallsFenceThemselves;
   std::uint32_t index = 0;  // small number that names the thread in files
   std::uint64_t os_tid = 0;
   char name[32] = {};
@@ -143,7 +141,8 @@ struct ThreadBuffer {
   char* try_reserve(std::size_t size) noexcept {
     // A compiler barrier is enough here: the IO thread's membarrier() puts
     // a full fence on this thread wherever it runs (change_drained_rings),
-    // or begin_call() made one (kCallsFenceThemselves).
+    // or begin_call() made one (kCallsFenceThemselves) where the ring may
+    // be given back.
     // Before the position is read: a signal handler's call on this thread
     // then finds the window open before the ring is touched (begin_call).
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -176,8 +175,8 @@ struct ThreadBuffer {
   // that the other threads' records go on meanwhile.
   //
   // Opening is relaxed: the give-back orders it by its membarrier (see
-  // try_reserve) or, where the OS has none, by the fence here, and the collector's cutoff trails its clock by the
-  // ordering window, far longer than a store takes to be seen; the marker
+  // try_reserve) or, where the OS has none, by the fence here, and the
+  // collector's cutoff trails its clock by the ordering window, far longer than a store takes to be seen; the marker
   // is for a thread preempted mid-call. end_call() is relaxed too: its call
   // wrote nothing to the ring (no room), so there is nothing to publish.
   //
@@ -190,7 +189,7 @@ struct ThreadBuffer {
     if (__builtin_expect(in_call_since.load(std::memory_order_relaxed) != kNotInCall, 0)) return false;
     in_call_since.store(last_ticks, std::memory_order_relaxed);
     if constexpr (kCallsFenceThemselves) {
-      if (calls_fence) std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (!keep_mapped) std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     return true;
   }
