@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <io.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -102,7 +104,17 @@ pid_t spawn_process(const std::vector<std::string>& args, int stdout_fd, int clo
   startup.hStdError =
       stderr_path.empty() ? inheritable(GetStdHandle(STD_ERROR_HANDLE)) : open_inheritable(stderr_path, true);
   PROCESS_INFORMATION started{};
-  bool ok = CreateProcessA(nullptr, line.data(), nullptr, nullptr, TRUE, 0, nullptr, nullptr, &startup, &started);
+  // Under Wine a start now and then fails while other tests start programs too (seen once in
+  // CI, cli_filters_test): a few tries before the test fails, each failure said on stderr.
+  bool ok = false;
+  for (int tries = 0; !ok && tries < 3; ++tries) {
+    if (tries > 0) {
+      std::fprintf(stderr, "CreateProcess of %s failed (error %lu); trying again\n", args[0].c_str(), GetLastError());
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ok = CreateProcessA(nullptr, line.data(), nullptr, nullptr, TRUE, 0, nullptr, nullptr, &startup, &started);
+  }
+  if (!ok) std::fprintf(stderr, "CreateProcess of %s failed (error %lu)\n", args[0].c_str(), GetLastError());
   for (HANDLE handle : {startup.hStdInput, startup.hStdOutput, startup.hStdError}) {
     if (handle != nullptr && handle != INVALID_HANDLE_VALUE) CloseHandle(handle);
   }
