@@ -133,7 +133,8 @@ class CatRun {
     }
     if (!out_.flush()) return exit_code_of(out_.state());
     reader::Summary summary = reader_->summary();
-    return summary.unreadable_inputs == 0 && summary.damaged == 0 ? kExitOk : kExitDamage;
+    return summary.unreadable_inputs == 0 && summary.damaged == 0 && summary.sealed_unopened == 0 ? kExitOk
+                                                                                                : kExitDamage;
   }
 
  private:
@@ -154,6 +155,7 @@ class CatRun {
     // Each path that cannot be read is said, and the others are read.
     options.report_open_failures = true;
     options.on_problem = problems_.handler();
+    options.keys = o_.keys;
     reader_.emplace(o_.paths, std::move(options));
     if (!o_.after_cursor) return std::nullopt;
     const std::string& text = *o_.after_cursor;
@@ -301,10 +303,12 @@ CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
   cat->add_flag("--schema-header", o.schema_header,
                 "With -o json: first print one object that names and describes the keys of the records");
   add_threads_option(*cat, o.threads);
+  add_key_option(*cat, o.keys);
   return cat;
 }
 
 int run_cat(const CatOptions& o) {
+  if (!read_keys(o.keys)) return kExitUsage;
   std::optional<CatSetup> setup;
   try {
     setup.emplace(make_setup(o));

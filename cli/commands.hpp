@@ -34,7 +34,13 @@ struct CatOptions {
   bool schema_header = false;
   unsigned threads = 0;  // 0: as many as there are CPUs to run on
   FilterOptions filters;
+  std::vector<std::string> keys;
 };
+
+// --key FILE (and TERSE_KEY), for the commands that read sealed files; and
+// whether every key file given reads as a private key (said on stderr when not).
+void add_key_option(CLI::App& command, std::vector<std::string>& keys);
+bool read_keys(const std::vector<std::string>& paths);
 
 // --threads, for the commands that decode every record of their files.
 void add_threads_option(CLI::App& command, unsigned& threads);
@@ -49,6 +55,7 @@ int run_cat(const CatOptions& o);
 struct VerifyOptions {
   std::vector<std::string> paths;
   unsigned threads = 0;
+  std::vector<std::string> keys;
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o);
@@ -62,6 +69,7 @@ struct StatsOptions {
   bool utc = false;
   std::size_t top = 20;
   unsigned threads = 0;
+  std::vector<std::string> keys;
 };
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o);
@@ -88,7 +96,8 @@ struct ShipOptions {
   int max_buffer_mb = 16;
   int commit_interval_ms = 10;
   double stats_interval_s = 0;
-  std::string key = "none";
+  std::string message_key = "none";  // --message-key
+  std::vector<std::string> keys;     // --key FILE
   bool once = false;
   double drain_timeout_s = 30;
   bool show_cursor = false;
@@ -99,5 +108,15 @@ struct ShipOptions {
 // command shows in --help; run_ship then says how to get it.
 CLI::App* add_ship_command(CLI::App& app, ShipOptions& o);
 int run_ship(const ShipOptions& o);
+
+// ---- keygen ---------------------------------------------------------------------
+
+struct KeygenOptions {
+  std::string file;
+  std::string comment = "terse log key";
+};
+
+CLI::App* add_keygen_command(CLI::App& app, KeygenOptions& o);
+int run_keygen(const KeygenOptions& o);
 
 }  // namespace terse::cli

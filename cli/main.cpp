@@ -26,6 +26,7 @@ const char* const kMainFooter = R"(Examples:
   terse stats logs/
   terse verify logs/app-20261129-001.tlog
   terse ship --brokers k1:9092 --topic app-logs --cursor-file app.cursor logs/
+  terse keygen logs-key                    a key pair for sealed logs; then cat --key logs-key
 
 Run 'terse COMMAND --help' for a command's options; 'man terse' for more.)";
 
@@ -68,10 +69,12 @@ int main(int argc, char** argv) {
   VerifyOptions verify_options;
   StatsOptions stats_options;
   ShipOptions ship_options;
+  KeygenOptions keygen_options;
   auto* cat = add_cat_command(app, cat_options);
   auto* verify = add_verify_command(app, verify_options);
   auto* stats = add_stats_command(app, stats_options);
   auto* ship = add_ship_command(app, ship_options);
+  auto* keygen = add_keygen_command(app, keygen_options);
   if (argc < 2) {  // no command: what there is to do
     std::fputs(app.help().c_str(), stdout);
     return kExitOk;
@@ -86,5 +89,6 @@ int main(int argc, char** argv) {
   if (*verify) return run_verify(verify_options);
   if (*stats) return run_stats(stats_options);
   if (*ship) return run_ship(ship_options);
+  if (*keygen) return run_keygen(keygen_options);
   return kExitUsage;
 }

@@ -219,6 +219,7 @@ std::optional<int> Shipper::open_inputs(const std::string& saved_cursor) {
   options.cursors = true;
   options.utc = o_.filters.utc;
   options.on_problem = problems_.handler();
+  options.keys = o_.keys;
   try {
     reader_.emplace(o_.paths, std::move(options));
   } catch (const reader::OpenError& e) {
@@ -278,9 +279,9 @@ bool Shipper::ship_record(const reader::Record& record) {
     cut_to_fit(record);
   if (o_.show_cursor) add_cursor_key(message_, reader_->cursor());
   key_.clear();
-  if (o_.key == "thread") {
+  if (o_.message_key == "thread") {
     key_ = std::to_string(record.thread().os_tid);
-  } else if (o_.key == "site" && record.kind() != reader::RecordKind::dropped) {
+  } else if (o_.message_key == "site" && record.kind() != reader::RecordKind::dropped) {
     key_ = std::string(record.file()) + ":" + std::to_string(record.line());
   }
   return produce(record);
@@ -475,6 +476,7 @@ int Shipper::finish() {
 }  // namespace
 
 int run_ship(const ShipOptions& o) {
+  if (!read_keys(o.keys)) return kShipUsage;
   Shipper shipper(o);
   if (auto code = shipper.start()) return *code;
   shipper.produce_all();

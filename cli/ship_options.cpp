@@ -65,10 +65,26 @@ CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
   ship->add_option("--stats-interval", o.stats_interval_s,
                    "Seconds between progress lines on stderr: records, bytes, lag, retries (default 0: none)")
       ->check(CLI::Range(0.0, 86400.0));
-  ship->add_option("--key", o.key,
+  ship->add_option("--message-key", o.message_key,
                    "Message key: none (default; each record to a random partition), thread (a thread's records stay in "
                    "order) or site (file:line)")
       ->check(CLI::IsMember({"none", "thread", "site"}));
+  // --key none|thread|site was the message key's name before sealed logs
+  // took --key for the reading key; those three words still mean it.
+  ship->add_option_function<std::vector<std::string>>(
+          "--key",
+          [&o](const std::vector<std::string>& values) {
+            for (const auto& value : values) {
+              if (value == "none" || value == "thread" || value == "site") {
+                o.message_key = value;
+              } else {
+                o.keys.push_back(value);
+              }
+            }
+          },
+          "Private key that opens sealed files (as cat --key); none, thread or site: --message-key, its former name")
+      ->envname("TERSE_KEY")
+      ->type_name("FILE");
   ship->add_flag("--once", o.once, "Ship what the files hold now, wait for every acknowledgement, exit");
   ship->add_option("--drain-timeout", o.drain_timeout_s,
                    "Seconds to wait for acknowledgements after SIGTERM or SIGINT (default 30)")

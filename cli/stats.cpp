@@ -359,10 +359,12 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
 
 // Adds one file's (or standard input's) records and frames to the totals;
 // false when anything was damaged.
-bool add_path(Totals& t, const std::string& path, ProblemReporter& problems, unsigned threads) {
+bool add_path(Totals& t, const std::string& path, ProblemReporter& problems, unsigned threads,
+              const std::vector<std::string>& keys) {
   reader::Options options;
   options.on_problem = problems.handler();
   options.report_open_failures = true;  // said on stderr and counted as damage, as a damaged file is
+  options.keys = keys;
   reader::Reader input({path}, std::move(options));
   SiteCache sites;
   std::string rest;  // a Packed cut by the end of a frame's output
@@ -404,7 +406,7 @@ bool add_path(Totals& t, const std::string& path, ProblemReporter& problems, uns
   for (const auto& mode : s.private_values)
     if (std::find(t.private_values.begin(), t.private_values.end(), mode) == t.private_values.end())
       t.private_values.push_back(mode);
-  return s.damaged == 0;
+  return s.damaged == 0 && s.sealed_unopened == 0;
 }
 
 }  // namespace
@@ -417,15 +419,17 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   stats->add_flag("--utc", o.utc, "Print times in UTC");
   stats->add_option("--top", o.top, "How many call sites to list (default 20; 0 for all)");
   add_threads_option(*stats, o.threads);
+  add_key_option(*stats, o.keys);
   return stats;
 }
 
 int run_stats(const StatsOptions& o) {
+  if (!read_keys(o.keys)) return kExitUsage;
   bool ok = true;
   Totals t;
   ProblemReporter problems("terse", TornTails::count_silently);
   for (const auto& path : reader::expand_paths(o.paths, ok))
-    if (!add_path(t, path, problems, decoding_threads(o.threads))) ok = false;
+    if (!add_path(t, path, problems, decoding_threads(o.threads), o.keys)) ok = false;
   t.torn_tails = problems.torn_tails();
   std::string out;
   if (o.json) {

@@ -25,14 +25,19 @@ endif()
 # cannot: its users link zstd themselves, and a plain `pkg-config --libs`
 # (without --static) must say so. Boost.PFR is header-only and Debian ships
 # no .pc for it; its headers are in the default include path.
+# libsodium (sealed logs) is the same kind of private dependency as zstd.
+set(TERSE_PC_SODIUM "")
+if(TERSE_SODIUM)
+  set(TERSE_PC_SODIUM ", libsodium")
+endif()
 function(terse_pkg_config_requires target out_requires out_private)
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "STATIC_LIBRARY")
-    set(${out_requires} "fmt >= 9, fmt < 10, libzstd" PARENT_SCOPE)
+    set(${out_requires} "fmt >= 9, fmt < 10, libzstd${TERSE_PC_SODIUM}" PARENT_SCOPE)
     set(${out_private} "" PARENT_SCOPE)
   else()
     set(${out_requires} "fmt >= 9, fmt < 10" PARENT_SCOPE)
-    set(${out_private} "libzstd" PARENT_SCOPE)
+    set(${out_private} "libzstd${TERSE_PC_SODIUM}" PARENT_SCOPE)
   endif()
 endfunction()
 
@@ -100,6 +105,9 @@ set(TERSE_DEB_DEPENDS
     "libfmt-dev (<< 10)"
     "libboost1.81-dev | libboost-dev (>= 1.75)"
     "libzstd-dev")
+if(TERSE_SODIUM)
+  list(APPEND TERSE_DEB_DEPENDS "libsodium23" "libsodium-dev")
+endif()
 if(TERSE_HAVE_KAFKA)
   list(APPEND TERSE_DEB_DEPENDS "librdkafka1")
 endif()

@@ -42,6 +42,11 @@ namespace {
 std::optional<std::uint64_t> frame_number_of(schema::FrameType type, std::string_view payload) {
   std::uint64_t number;
   switch (type) {
+    case schema::FrameType::end: {
+      wire::ByteReader r(payload);
+      if (r.varint(number)) return number;
+      return std::nullopt;
+    }
     case schema::FrameType::calibration: {
       if (payload.size() <= schema::kCalibrationFrameNumberOffset) return std::nullopt;
       wire::ByteReader r(payload.substr(schema::kCalibrationFrameNumberOffset));
@@ -146,6 +151,92 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
   return true;
 }
 
+// FORMAT.md §11.1: the file is sealed; opened when a key given is its
+// recipient's, else said once and its sealed frames passed over.
+void StreamDecoder::State::seal_frame(const Frame& frame) {
+  file_sealed = true;
+  std::string_view stored;
+  std::string why;
+  if ((frame.flags & schema::kFrameFlagZstd) != 0 || (frame.flags & schema::kFrameFlagSealed) != 0) {
+    why = "seal frame is compressed or sealed itself";
+  } else if (auto seal = seal::parse_seal_frame(frame.payload); !seal) {
+    why = seal.why();
+  } else {
+    std::string to = seal::fingerprint(seal->recipient);
+    if (std::find(summary.sealed_to.begin(), summary.sealed_to.end(), to) == summary.sealed_to.end())
+      summary.sealed_to.push_back(to);
+    auto opened_with = seal::FileOpener::open(*seal, keys);
+    if (opened_with) {
+      opener = std::move(*opened_with);
+      reader->set_sealed(true);
+      return;
+    }
+    why = opened_with.why();
+    if (!keys.empty()) {
+      // A key was given and it is not this file's: its contents cannot be
+      // checked, which is worth a problem of its own.
+      damage(frame.offset, "file is " + why);
+      return;
+    }
+    if (!quiet && reporter)
+      reporter(Problem{source, frame.offset, "file is " + why + "; its records are not shown", false});
+    return;
+  }
+  damage(frame.offset, "file is sealed but its seal frame cannot be read (" + why + "); its records are not shown");
+}
+
+// A frame as its type would have stored it: opened when the file is sealed
+// and its key given. False: passed over (no key), or tampering reported.
+bool StreamDecoder::State::open_sealed(Frame& frame) {
+  bool sealed = (frame.flags & schema::kFrameFlagSealed) != 0;
+  if (file_ended && opener) {
+    tampering(frame.offset, "a frame after the end frame of a sealed file; skipped");
+    return false;
+  }
+  if (!file_sealed) {
+    if (!sealed) return true;
+    // Said once: every frame after is sealed too.
+    file_sealed = true;
+    damage(frame.offset, "sealed frames, but the file's seal frame is missing or damaged: they cannot be opened");
+  }
+  if (!opener) {
+    ++summary.sealed_unopened;
+    return false;
+  }
+  if (!sealed) {
+    tampering(frame.offset, "a frame in the clear inside a sealed file; skipped");
+    return false;
+  }
+  std::uint64_t counter = 0;
+  if (!opener->open_frame(frame.header, frame.payload, opened, counter)) {
+    ++lost_payloads;
+    tampering(frame.offset, "frame fails authentication: it was changed after it was written; skipped");
+    return false;
+  }
+  if ((frame.flags & schema::kFrameFlagZstd) == 0 && opened.size() != frame.raw_size) {
+    ++lost_payloads;
+    tampering(frame.offset, "sealed frame's size differs from its header; skipped");
+    return false;
+  }
+  frame.payload = opened;
+  frame.flags = static_cast<std::uint8_t>(frame.flags & ~schema::kFrameFlagSealed);
+  return true;
+}
+
+// A sealed file read to its end with its key: without an end frame its
+// writer did not close it (killed, crashed, or still writing) or its end
+// was cut off; the file alone cannot tell which (README: sealed logs).
+void StreamDecoder::State::finish_file() {
+  if (!file_sealed || !opener || file_ended || live || quiet) return;
+  file_ended = true;  // said once
+  if (reporter)
+    reporter(Problem{source, reader->position(),
+                     "sealed file has no end frame: its writer did not close it (killed or crashed) or its end was "
+                     "cut off",
+                     true});
+  summary.torn_tail = true;
+}
+
 bool StreamDecoder::State::next(Record& record) {
   if (!reader || resume_failed) return false;
   for (;;) {
@@ -162,7 +253,10 @@ bool StreamDecoder::State::next(Record& record) {
     auto event = reader->next(frame);
     if (event == FrameReader::Event::end) {
       if (resuming && !live) fail_resume(resume_frame, "the stream ends before the resume position");
-      if (!live) report_missing_frames();
+      if (!live) {
+        finish_file();
+        report_missing_frames();
+      }
       return false;
     }
     if (event == FrameReader::Event::file_start) {
@@ -170,6 +264,16 @@ bool StreamDecoder::State::next(Record& record) {
       if (handoff) handoff->file_start();
       continue;
     }
+    bool first_frame = !std::exchange(frames_in_file, true);
+    if (frame.type == static_cast<std::uint8_t>(schema::FrameType::seal)) {
+      if (first_frame) {
+        seal_frame(frame);
+      } else {
+        tampering(frame.offset, "a seal frame inside the file, not at its start; skipped");
+      }
+      continue;
+    }
+    if (!open_sealed(frame)) continue;
     std::string_view payload;
     auto type = static_cast<schema::FrameType>(frame.type);
     auto read_numbered = [&] {
@@ -178,6 +282,11 @@ bool StreamDecoder::State::next(Record& record) {
       return !number || frame_number_fits(frame, *number);
     };
     switch (type) {
+      case schema::FrameType::seal:
+        break;  // taken above
+      case schema::FrameType::end:
+        if (read_numbered()) file_ended = true;
+        break;
       case schema::FrameType::info:
         // Nothing in it changes how records decode; only the private-value
         // mode is kept, for what a reader may want to say about the file.
@@ -220,7 +329,7 @@ bool StreamDecoder::State::next(Record& record) {
       }
     }
     // Unknown frame types are skipped: newer writers may add them (FORMAT.md §10).
-    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::flight_columnar)) ++unknown_frames;
+    if (frame.type > static_cast<std::uint8_t>(schema::FrameType::end)) ++unknown_frames;
   }
 }
 
@@ -507,6 +616,8 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
   }
   return false;
 }
+
+void StreamDecoder::set_keys(std::vector<seal::SecretKey> keys) { state_->keys = std::move(keys); }
 
 void StreamDecoder::set_filter(Filter filter) {
   State& s = *state_;

@@ -8,6 +8,7 @@
 #include <terse/frame.hpp>
 #include <terse/portable_libc.hpp>
 #include <terse/schema.hpp>
+#include <terse/seal.hpp>
 #include <terse/wire.hpp>
 
 #include "frame_reader.hpp"
@@ -42,7 +43,11 @@ FrameReader::FrameReader(int fd, std::string_view memory, std::string source, co
 
 void FrameReader::report(std::uint64_t offset, std::string what) {
   ++summary_.damaged;
-  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false});
+  if (sealed_) {
+    ++summary_.tampered;
+    what = "tampering: " + what;
+  }
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false, false, sealed_});
 }
 
 void FrameReader::report_torn_tail(std::uint64_t offset, std::string what) {
@@ -173,6 +178,7 @@ std::optional<FrameReader::Event> FrameReader::read_preamble() {
     return Event::end;
   }
   file_offset_ = offset;
+  sealed_ = false;
   pos_ += schema::kPreambleSize;
   at_file_start_ = false;
   return Event::file_start;
@@ -204,7 +210,8 @@ std::optional<FrameReader::Event> FrameReader::read_frame(Frame& frame) {
   frame.raw_size = header.raw_size;
   if (header.reserved != 0 || (frame.flags & ~schema::kFrameFlagsKnown) != 0 || stored > kMaxStoredSize ||
       frame.raw_size > schema::kMaxFrameRawSize ||
-      ((frame.flags & schema::kFrameFlagZstd) == 0 && stored != frame.raw_size)) {
+      ((frame.flags & schema::kFrameFlagZstd) == 0 &&
+       stored != frame.raw_size + ((frame.flags & schema::kFrameFlagSealed) ? seal::kOverheadBytes : 0))) {
     resync(offset, "frame header has invalid fields");
     return std::nullopt;
   }
@@ -224,6 +231,7 @@ std::optional<FrameReader::Event> FrameReader::read_frame(Frame& frame) {
   }
   frame.offset = offset;
   frame.payload = std::string_view(reinterpret_cast<const char*>(payload), stored);
+  std::memcpy(frame.header, h, sizeof frame.header);
   pos_ += schema::kFrameHeaderSize + stored;
   ++summary_.frames;
   summary_.stored_bytes += stored;

@@ -17,6 +17,9 @@ struct Frame {
   std::uint32_t raw_size = 0;
   std::uint64_t offset = 0;  // of the frame header in the stream
   std::string_view payload;  // as stored; valid until the next call
+  // The header's first 16 bytes as stored: a sealed frame's associated data
+  // (FORMAT.md §11.2).
+  unsigned char header[16] = {};
 };
 
 class FrameReader {
@@ -35,6 +38,10 @@ class FrameReader {
   // How often bytes that may have held frames were skipped as damage.
   std::uint64_t losses() const { return losses_; }
 
+  // Problems in a sealed file read with its key are tampering (FORMAT.md
+  // §11.5): the writer never leaves them so.
+  void set_sealed(bool sealed) { sealed_ = sealed; }
+  bool sealed() const { return sealed_; }
   void report(std::uint64_t offset, std::string what);
   void report_torn_tail(std::uint64_t offset, std::string what);
 
@@ -59,6 +66,7 @@ class FrameReader {
   bool eof_ = false;
   bool at_file_start_ = true;
   bool live_ = false;
+  bool sealed_ = false;
   std::uint64_t file_offset_ = 0;
   std::uint64_t losses_ = 0;
 };

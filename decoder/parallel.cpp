@@ -79,6 +79,7 @@ struct ParallelDecoder::Run final : detail::FrameHandoff {
         in_flight_limit_(owner.workers_ + 2),
         reader_(owner.source_, [this](const Problem& p) { reader_problem(p); }) {
     reader_.handoff = this;
+    reader_.keys = owner.keys_;
     reader_.read_from(fd, bytes);
     open_ = std::make_shared<Slot>();
     for (unsigned i = 0; i < owner.workers_; ++i) {
@@ -325,6 +326,8 @@ ParallelDecoder::ParallelDecoder(std::string source, Reporter reporter, unsigned
 ParallelDecoder::~ParallelDecoder() = default;
 
 void ParallelDecoder::set_filter(Filter filter) { filter_ = std::move(filter); }
+
+void ParallelDecoder::set_keys(std::vector<seal::SecretKey> keys) { keys_ = std::move(keys); }
 
 Summary ParallelDecoder::decode_fd(int fd, const RendererFactory& make_renderer, const ChunkWriter& write) {
   Run run(*this, fd, {}, make_renderer);

@@ -17,6 +17,7 @@
 
 #include <terse/decoder.hpp>
 #include <terse/delta.hpp>
+#include <terse/seal.hpp>
 #include <terse/wire.hpp>
 
 #include "frame_reader.hpp"
@@ -109,6 +110,25 @@ struct StreamDecoder::State {
   std::vector<Arg> arg_values;
   std::vector<std::string> marked_texts;  // cut strings with their mark, by argument
   std::string raw;                        // decompressed payload
+  // FORMAT.md §11: the keys that open sealed files, and the current file's
+  // seal: whether it has one, the file key when a key given opened it, and
+  // whether its end frame came. `opened` holds a sealed frame's message.
+  std::vector<seal::SecretKey> keys;
+  bool file_sealed = false;
+  std::optional<seal::FileOpener> opener;
+  bool file_ended = false;
+  bool frames_in_file = false;  // a frame came after the preamble
+  std::string opened;
+  bool open_sealed(Frame& frame);
+  void seal_frame(const Frame& frame);
+  void finish_file();
+  void tampering(std::uint64_t offset, std::string what) {
+    if (quiet) return;
+    bool sealed = reader->sealed();
+    reader->set_sealed(true);
+    reader->report(offset, std::move(what));
+    reader->set_sealed(sealed);
+  }
   // Made at the first compressed payload: a worker of parallel decoding,
   // handed payloads already decompressed, never makes one.
   struct FreeDecompressor {
@@ -238,7 +258,12 @@ struct StreamDecoder::State {
   void report_missing_frames();
 
   void reset_file() {
+    finish_file();
     report_missing_frames();
+    file_sealed = false;
+    opener.reset();
+    file_ended = false;
+    frames_in_file = false;
     frame_high = 0;
     unknown_frames = 0;
     deltas.clear();

@@ -16,6 +16,7 @@
 #include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
+#include <terse/seal.hpp>
 #include <terse/wire.hpp>
 
 namespace terse::input {
@@ -92,6 +93,17 @@ std::optional<std::string> writer_of(const std::string& path) {
   const unsigned char* header = bytes + schema::kPreambleSize;
   if (!schema::frame_sync_at(header) || !schema::frame_header_crc_ok(header)) return std::string();
   schema::FrameHeader frame = schema::decode_frame_header(header);
+  if (frame.type == static_cast<std::uint8_t>(schema::FrameType::seal) && frame.flags == 0 &&
+      frame.stored_size <= sizeof bytes - kHeaderEnd) {
+    // A sealed file's info frame is sealed; its run id is in the clear
+    // (FORMAT.md §11.1), and one run is one writer.
+    if (got < kHeaderEnd + frame.stored_size) return std::nullopt;
+    if (wire::crc32c(bytes + kHeaderEnd, frame.stored_size) != frame.payload_crc) return std::string();
+    auto seal = seal::parse_seal_frame(
+        std::string_view(reinterpret_cast<const char*>(bytes + kHeaderEnd), frame.stored_size));
+    if (!seal) return std::string();
+    return "sealed run " + std::to_string(seal->run_id);
+  }
   if (frame.type != static_cast<std::uint8_t>(schema::FrameType::info) || frame.flags != 0 ||
       frame.stored_size > sizeof bytes - kHeaderEnd)
     return std::string();

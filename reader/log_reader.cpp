@@ -17,6 +17,7 @@
 #include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
+#include <terse/seal.hpp>
 
 #include "cursor.hpp"
 #include "merger.hpp"
@@ -197,6 +198,7 @@ struct Reader::Impl {
   std::string name;
   std::string bytes;
   std::unique_ptr<decoder::StreamDecoder> stream;
+  std::vector<seal::SecretKey> keys;  // Options::keys, read
 
   decoder::Record current;
   std::string stream_file;  // the name a stream's records give; for paths the merger keeps each record's
@@ -205,12 +207,17 @@ struct Reader::Impl {
   explicit Impl(Options o) : options(std::move(o)), filter(detail::decoder_filter(options.filter)) {
     if (options.on_problem) {
       reporter = [this](const decoder::Problem& p) {
-        options.on_problem(Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume});
+        options.on_problem(Problem{p.source, p.offset, p.what, p.torn_tail, p.bad_resume, p.tampering});
       };
     }
     data.record = &current;
     data.file = &stream_file;
     data.utc = options.utc;
+    for (const auto& path : options.keys) {
+      auto key = seal::read_secret_key(path);
+      if (!key) throw OpenError(key.why());
+      keys.push_back(std::move(*key));
+    }
   }
 
   void start_stream(std::string stream_name) {
@@ -218,6 +225,7 @@ struct Reader::Impl {
     stream_file = fs::path(name).filename().string();
     stream = std::make_unique<decoder::StreamDecoder>(name, reporter);
     stream->set_filter(filter);
+    stream->set_keys(keys);
   }
 };
 
@@ -252,6 +260,7 @@ Reader::Reader(const std::vector<std::string>& paths, Options options)
   if (!m.options.report_open_failures)
     for (const auto& path : paths) check_openable(path, m.options.follow);
   m.merger = std::make_unique<input::Merger>(m.reporter, m.filter, m.options.follow);
+  m.merger->set_keys(m.keys);
   m.data.file = &m.merger->last_file();  // the merger keeps the name of each record's file
   if (m.options.cursors) m.merger->keep_positions();
   if (!m.merger->add_paths(paths)) ++m.summary.unreadable_inputs;
@@ -362,6 +371,7 @@ bool Reader::decode_parallel(unsigned workers, const RendererFactory& make_rende
     };
     decoder::ParallelDecoder decoder(source, m.reporter, workers);
     decoder.set_filter(m.filter);
+    decoder.set_keys(m.keys);
     summary = decoder.decode_fd(fd, factory, writer);
     m.summary.records += summary.records - summary.skipped;
     return !stopped;
@@ -379,6 +389,9 @@ Summary Reader::summary() const {
   s.raw_bytes = totals.raw_bytes;
   s.torn_tail = totals.torn_tail;
   s.private_values = totals.private_values;
+  s.tampered = totals.tampered;
+  s.sealed_unopened = totals.sealed_unopened;
+  s.sealed_to = totals.sealed_to;
   return s;
 }
 

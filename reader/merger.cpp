@@ -16,6 +16,7 @@ bool Merger::add_paths(const std::vector<std::string>& paths) {
     std::error_code ec;
     if (path == "-") {
       slots_.emplace_back().source = Source::standard_input(reporter_, filter_);
+      slots_.back().source->set_keys(&keys_);
       continue;
     }
     if (fs::is_directory(path, ec)) {
@@ -204,6 +205,11 @@ decoder::Summary Merger::totals() const {
     total.stored_bytes += s.stored_bytes;
     total.raw_bytes += s.raw_bytes;
     total.torn_tail = total.torn_tail || s.torn_tail;
+    total.tampered += s.tampered;
+    total.sealed_unopened += s.sealed_unopened;
+    for (const auto& key : s.sealed_to)
+      if (std::find(total.sealed_to.begin(), total.sealed_to.end(), key) == total.sealed_to.end())
+        total.sealed_to.push_back(key);
     for (const auto& mode : s.private_values)
       if (std::find(total.private_values.begin(), total.private_values.end(), mode) == total.private_values.end())
         total.private_values.push_back(mode);
@@ -287,6 +293,7 @@ Source& Merger::source_for(const fs::path& file, const std::optional<std::string
   by_key_[key] = slots_.size();
   Slot& slot = slots_.emplace_back();
   slot.source = std::make_unique<Source>(file.string(), reporter_, filter_, follow_);
+  slot.source->set_keys(&keys_);
   slot.log = log_of(file.filename().string());
   slot.dir_hash = fnv1a32(absolute_dir(file.parent_path()));
   slot.source->identify(writers_, writer);

@@ -49,6 +49,8 @@ class Merger {
   // Files and directories as given on the command line; false when one of
   // them cannot be read at all.
   bool add_paths(const std::vector<std::string>& paths);
+  // The keys that open sealed files, for every input added after.
+  void set_keys(std::vector<seal::SecretKey> keys) { keys_ = std::move(keys); }
 
   // Following: picks up sequences that appeared in the directories given and
   // gives every waiting sequence another chance.
@@ -160,6 +162,7 @@ class Merger {
 
   const decoder::Reporter& reporter_;
   const decoder::Filter& filter_;
+  std::vector<seal::SecretKey> keys_;
   bool follow_;
   bool keep_positions_ = false;
   std::vector<Slot> slots_;

@@ -195,6 +195,7 @@ void Source::drain(const FileDecoder& decode) {
 bool Source::open_file(const std::string& path) {
   decoder_ = std::make_unique<decoder::StreamDecoder>(stdin_ ? "<stdin>" : path, reporter_);
   decoder_->set_filter(filter_);
+  if (keys_) decoder_->set_keys(*keys_);
   live_ = follow_ && !stdin_;
   decoder_->set_live(live_);
   decoder_->start_fd(fd_);
@@ -223,6 +224,11 @@ void Source::count(const decoder::Summary& summary) {
   totals_.stored_bytes += summary.stored_bytes;
   totals_.raw_bytes += summary.raw_bytes;
   totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
+  totals_.tampered += summary.tampered;
+  totals_.sealed_unopened += summary.sealed_unopened;
+  for (const auto& key : summary.sealed_to)
+    if (std::find(totals_.sealed_to.begin(), totals_.sealed_to.end(), key) == totals_.sealed_to.end())
+      totals_.sealed_to.push_back(key);
   for (const auto& mode : summary.private_values)
     if (std::find(totals_.private_values.begin(), totals_.private_values.end(), mode) == totals_.private_values.end())
       totals_.private_values.push_back(mode);

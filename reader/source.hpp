@@ -30,6 +30,8 @@ class Source {
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
+  // The keys that open sealed files (FORMAT.md §11); they outlive the source.
+  void set_keys(const std::vector<seal::SecretKey>* keys) { keys_ = keys; }
   static std::unique_ptr<Source> standard_input(const decoder::Reporter& reporter, const decoder::Filter& filter);
 
   // Following: look for newer files of this sequence in `dir`.
@@ -90,6 +92,7 @@ class Source {
   std::optional<Resume> resume_;
   const decoder::Reporter& reporter_;
   const decoder::Filter& filter_;
+  const std::vector<seal::SecretKey>* keys_ = nullptr;
   bool follow_ = false;
   bool stdin_ = false;
   bool live_ = false;

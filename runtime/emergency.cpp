@@ -21,7 +21,10 @@ namespace {
 // when the next frame would not fit.
 class EmergencyWriter {
  public:
-  EmergencyWriter(char* memory, std::size_t size, int fd) : begin_(memory), end_(memory + size), at_(memory), fd_(fd) {}
+  EmergencyWriter(char* memory, std::size_t size, int fd, CrashSeal seal)
+      : begin_(memory), end_(memory + size), at_(memory), fd_(fd), seal_(seal) {
+    if (seal_.sealer != nullptr && !seal_.sealer->ready()) seal_ = {};
+  }
 
   template <typename Entry>
   void entry(const Entry& entry) {
@@ -50,14 +53,25 @@ class EmergencyWriter {
   // Room for a frame whose payload is at most `payload` bytes; nullptr if
   // it could never fit.
   char* open_frame(schema::FrameType type, std::size_t payload) {
-    if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - begin_)) return nullptr;
-    if (payload + schema::kFrameHeaderSize > static_cast<std::size_t>(end_ - at_)) drain();
+    std::size_t frame = schema::kFrameHeaderSize + payload + (seal_.sealer ? seal::kOverheadBytes : 0);
+    if (frame > static_cast<std::size_t>(end_ - begin_)) return nullptr;
+    if (frame > static_cast<std::size_t>(end_ - at_)) drain();
     frame_ = at_;
     type_ = type;
-    return frame_ + schema::kFrameHeaderSize;
+    // A sealed frame's message starts behind its counter, where it is
+    // encrypted in place.
+    return frame_ + schema::kFrameHeaderSize + (seal_.sealer ? seal::kCounterBytes : 0);
   }
 
   void close_frame(char* payload_end) {
+    if (seal_.sealer) {
+      auto* message = reinterpret_cast<unsigned char*>(frame_ + schema::kFrameHeaderSize + seal::kCounterBytes);
+      auto size = static_cast<std::size_t>(reinterpret_cast<unsigned char*>(payload_end) - message);
+      std::uint64_t counter = seal::kCrashCounterBase + seal_.counter->fetch_add(1, std::memory_order_relaxed);
+      at_ = frame_ + seal_.sealer->seal_frame(reinterpret_cast<unsigned char*>(frame_), static_cast<std::uint8_t>(type_),
+                                              0, static_cast<std::uint32_t>(size), message, size, counter);
+      return;
+    }
     const char* payload = frame_ + schema::kFrameHeaderSize;
     schema::FrameHeader header;
     header.type = static_cast<std::uint8_t>(type_);
@@ -81,6 +95,7 @@ class EmergencyWriter {
   char* frame_ = nullptr;
   schema::FrameType type_ = schema::FrameType::records;
   int fd_;
+  CrashSeal seal_;
 };
 
 schema::ThreadEntry thread_entry(const ThreadBuffer& b) {
@@ -98,9 +113,9 @@ void write_all(int fd, std::string_view bytes) noexcept {
   }
 }
 
-void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept {
+void write_buffers_for_crash(int fd, char* memory, std::size_t size, CrashSeal seal) noexcept {
   if (fd < 0 || size == 0) return;
-  EmergencyWriter out(memory, size, fd);
+  EmergencyWriter out(memory, size, fd, seal);
   auto& registry = buffer_registry();
   ThreadBuffer* const* buffers = registry.buffers.data();  // unlocked: the process is dying
   std::size_t count = registry.buffers.size();

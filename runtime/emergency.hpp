@@ -4,8 +4,12 @@
 // lock, no allocation, plain write(2) from memory set aside at start.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+
+#include <terse/seal.hpp>
 
 namespace terse::detail {
 
@@ -20,6 +24,12 @@ void write_all(int fd, std::string_view bytes) noexcept;
 // Dictionary and thread entries are repeated (readers take the latest).
 // Records the stuck IO thread also writes may then appear twice; none is
 // lost.
-void write_buffers_for_crash(int fd, char* memory, std::size_t size) noexcept;
+// With a sealer, each frame is sealed with the next of `counter`'s numbers
+// (FORMAT.md §11.3): nothing reaches a sealed file in the clear.
+struct CrashSeal {
+  const seal::FileSealer* sealer = nullptr;
+  std::atomic<std::uint64_t>* counter = nullptr;
+};
+void write_buffers_for_crash(int fd, char* memory, std::size_t size, CrashSeal seal = {}) noexcept;
 
 }  // namespace terse::detail

@@ -85,6 +85,7 @@ Config apply_environment(Config config, LevelSpec& levels) {
   }
   // Set but empty means something: no files.
   if (const char* text = variable("TERSE_DIR")) config.directory = text;
+  if (const char* text = variable("TERSE_ENCRYPT_TO")) config.encrypt_to = text;
   return config;
 }
 

@@ -155,6 +155,7 @@ std::string_view FrameEncoder::numbered(schema::FrameType type, std::string_view
   numbered_.clear();
   switch (type) {
     case schema::FrameType::calibration:
+    case schema::FrameType::end:
       numbered_.append(payload);
       wire::put_varint(numbered_, number);
       return numbered_;
@@ -328,6 +329,14 @@ void FrameEncoder::append_stored(std::string& out, schema::FrameType type, std::
       header.flags |= schema::kFrameFlagZstd;
     }
   }
+  if (sealer_.ready()) {
+    std::size_t at = out.size();
+    out.resize(at + schema::kFrameHeaderSize + seal::kOverheadBytes + stored.size());
+    sealer_.seal_frame(reinterpret_cast<unsigned char*>(out.data() + at), header.type, header.flags,
+                       static_cast<std::uint32_t>(payload.size()),
+                       reinterpret_cast<const unsigned char*>(stored.data()), stored.size(), seal_counter_++);
+    return;
+  }
   header.stored_size = static_cast<std::uint32_t>(stored.size());
   header.raw_size = static_cast<std::uint32_t>(payload.size());
   header.payload_crc = wire::crc32c(stored.data(), stored.size());
@@ -360,12 +369,26 @@ void FrameEncoder::append_calibration(std::string& out, const Calibration& c) {
 }
 
 void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration) {
+  sealer_ = seal::FileSealer();
+  schema::Preamble version;
+  if (recipient_ == nullptr) version.version_major = schema::kUnsealedVersionMajor;
   unsigned char preamble[schema::kPreambleSize];
-  schema::encode_preamble(schema::Preamble{}, preamble);
+  schema::encode_preamble(version, preamble);
   out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);
   next_number_ = 0;
+  if (recipient_ != nullptr) {
+    auto sealer = seal::FileSealer::create(*recipient_, run_id_);
+    if (!sealer) throw Error("terse: cannot seal a new file: " + sealer.why());
+    append_stored(out, schema::FrameType::seal, sealer->seal_payload(), 0);  // the one frame in the clear
+    sealer_ = *sealer;
+    seal_counter_ = 0;
+  }
   append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_), 0);
   append_calibration(out, calibration);
+}
+
+void FrameEncoder::append_end(std::string& out) {
+  if (sealer_.ready()) append_frame(out, schema::FrameType::end, {}, 0);
 }
 
 RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {

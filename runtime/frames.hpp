@@ -12,6 +12,7 @@
 
 #include <terse/delta.hpp>
 #include <terse/schema.hpp>
+#include <terse/seal.hpp>
 
 #include "clock.hpp"
 #include "pipeline.hpp"
@@ -47,8 +48,19 @@ class FrameEncoder {
   void append_dictionary(std::string& out, std::string_view entries, int level);
   void append_calibration(std::string& out, const Calibration& calibration);
   // Preamble, info and calibration: what a file opens with before its
-  // dictionary. `sequence` is the file's number for info key 5.
+  // dictionary. `sequence` is the file's number for info key 5. With a
+  // recipient, the file is sealed (FORMAT.md §11): a new file key, the seal
+  // frame, and every frame after it sealed; throws Error when libsodium
+  // cannot make the key.
   void append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration);
+  // The end frame of a sealed file (FORMAT.md §11.4), which says that the
+  // writer closed it; nothing for a file that is not sealed.
+  void append_end(std::string& out);
+  // Files sealed to this key from the next file on; null: not sealed.
+  void seal_to(const seal::PublicKey* recipient) { recipient_ = recipient; }
+  // The current file's sealer, for the crash path; not ready() when the
+  // file is not sealed.
+  const seal::FileSealer& sealer() const { return sealer_; }
 
   // Frames are numbered within their file from its info frame on (FORMAT.md
   // §3.1); frames that did not reach the file give their numbers back.
@@ -88,6 +100,12 @@ class FrameEncoder {
   std::uint64_t next_number_ = 0;
   std::uint64_t kept_number_ = 0;
   CompressionCost cost_;
+  const seal::PublicKey* recipient_ = nullptr;
+  seal::FileSealer sealer_;  // the file's; not ready() when it is not sealed
+  // FORMAT.md §11.3: the nonce of each sealed frame of the file. Unlike the
+  // frame numbers it never goes back: a frame that did not reach the file
+  // may still have reached the disk in part.
+  std::uint64_t seal_counter_ = 0;
 };
 
 // The records of consecutive batches (in columns) joined into one FORMAT.md

@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include <terse/crc.hpp>
+#include <terse/seal.hpp>
 
 #include "buffers.hpp"
 #include "clock.hpp"
@@ -136,7 +137,7 @@ class Logger {
     }
     // Nobody answered (an IO thread crashed, or is stuck, say on a heap lock
     // the crashing thread held): write what the buffers hold from here.
-    write_buffers_for_crash(writer_.crash_fd(), emergency_.data(), emergency_.size());
+    write_buffers_for_crash(writer_.crash_fd(), emergency_.data(), emergency_.size(), writer_.crash_seal());
   }
 
   // True once flush `sequence` is written; false after a second without
@@ -282,6 +283,10 @@ void validate(const Config& config) {
     throw Error("terse: Config::private_values = hash needs a Config::private_key");
   if (Result<> usable = check_cpus(config.cpus); !usable) throw Error(usable.why());
   if (no_files) return;
+  if (!config.encrypt_to.empty()) {
+    if (auto key = seal::read_public_key(config.encrypt_to); !key)
+      throw Error("terse: Config::encrypt_to (or TERSE_ENCRYPT_TO): " + key.why());
+  }
   std::error_code ec;
   fs::create_directories(config.directory, ec);
   if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());

@@ -52,10 +52,20 @@ Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue&
       files_enabled_(!config.directory.empty()),
       files_(file_rules(config)),
       calibration_written_(calibration),
-      level_(config.compression_level) {}
+      level_(config.compression_level) {
+  if (files_enabled_ && !config.encrypt_to.empty()) {
+    auto key = seal::read_public_key(config.encrypt_to);
+    if (!key) throw Error("terse: Config::encrypt_to: " + key.why());
+    recipient_ = std::move(*key);
+    frames_.seal_to(&*recipient_);
+  }
+}
 
 Writer::~Writer() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    end_file();
+    ::close(fd_);
+  }
 }
 
 void Writer::open_first_file() {

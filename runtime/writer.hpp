@@ -9,11 +9,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <terse/terse.hpp>
 
+#include "emergency.hpp"
 #include "file_set.hpp"
 #include "frames.hpp"
 #include "interning.hpp"
@@ -44,6 +46,9 @@ class Writer {
   // when its descriptor no longer names it (closed by the application, its
   // number maybe reused for a file of the application's own).
   int crash_fd() const noexcept;
+  // How the crash path seals what it writes into that file (FORMAT.md
+  // §11.3): the file's sealer, or null when it is not sealed.
+  CrashSeal crash_seal() noexcept;
 
  private:
   void absorb(const Batch& batch);
@@ -71,6 +76,7 @@ class Writer {
   void sync_file();
   bool open_file(bool throw_on_error);
   bool write_file_start();
+  void end_file();
   bool descriptor_is_ours() const;
   void check_file();
   void give_up_file(bool descriptor_lost);
@@ -91,6 +97,13 @@ class Writer {
 
   int fd_ = -1;
   std::atomic<int> current_fd_{-1};
+  // Config::encrypt_to, read at start; empty when files are not sealed.
+  std::optional<seal::PublicKey> recipient_;
+  // The sealers of the last two files, for the crash path: one is written
+  // only while the other is the one published.
+  std::array<seal::FileSealer, 2> crash_sealers_;
+  std::atomic<int> crash_sealer_{-1};
+  std::atomic<std::uint64_t> crash_counter_{0};
   // What fd_ named when it was opened: a descriptor that names another
   // file, or nothing, was closed behind the writer's back (a daemon's
   // closefrom()), and its number may be the application's now. The atomics

@@ -94,6 +94,7 @@ bool Writer::open_file(bool throw_on_error) {
     return false;
   }
   if (fd_ >= 0) {
+    end_file();
     sync_file();  // a rolled file is complete: make it durable before letting go
     ::close(fd_);
   }
@@ -122,6 +123,11 @@ bool Writer::open_file(bool throw_on_error) {
 bool Writer::write_file_start() {
   out_.clear();
   frames_.append_file_start(out_, file_sequence_, calibration_written_);
+  if (frames_.sealer().ready()) {
+    int slot = crash_sealer_.load(std::memory_order_relaxed) == 0 ? 1 : 0;
+    crash_sealers_[static_cast<std::size_t>(slot)] = frames_.sealer();
+    crash_sealer_.store(slot, std::memory_order_release);
+  }
   frames_.append_dictionary(out_, dictionary_, config_.compression_level);
   if (continues_lost_file_) {
     std::string texts;
@@ -131,6 +137,22 @@ bool Writer::write_file_start() {
   if (!open_contexts_.empty())
     frames_.append_records(out_, schema::FrameType::records, open_contexts_, config_.compression_level);
   return append_to_file(out_);
+}
+
+// A sealed file the writer closes gets its end frame (FORMAT.md §11.4), so
+// that a reader can tell it from one cut short. One that is no longer the
+// writer's is left alone.
+void Writer::end_file() {
+  if (!file_started_ || !frames_.sealer().ready() || !descriptor_is_ours()) return;
+  std::string end;
+  frames_.append_end(end);
+  append_to_file(end);
+}
+
+CrashSeal Writer::crash_seal() noexcept {
+  int slot = crash_sealer_.load(std::memory_order_acquire);
+  if (slot < 0) return {};
+  return {&crash_sealers_[static_cast<std::size_t>(slot)], &crash_counter_};
 }
 
 int Writer::crash_fd() const noexcept {

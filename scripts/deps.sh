@@ -7,7 +7,8 @@
 # package into build/deps/x86_64-w64-mingw32)
 set -euo pipefail
 group=${1:-build}
-packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev)
+# libsodium: sealed logs (Config::encrypt_to, terse keygen, --key).
+packages=(cmake make g++ libfmt-dev libboost1.81-dev libzstd-dev libcli11-dev librdkafka-dev libsodium-dev)
 foreign_arch=
 if [[ $group == aarch64 ]]; then
   # Libraries come as Debian multiarch :arm64 packages beside the host's (Multi-Arch: same, so
@@ -17,7 +18,7 @@ if [[ $group == aarch64 ]]; then
   # `terse ship` in this configuration).
   foreign_arch=arm64
   packages+=(catch2 g++-aarch64-linux-gnu qemu-user
-    libfmt-dev:arm64 libzstd-dev:arm64 libboost1.81-dev:arm64 libbenchmark-dev:arm64 libspdlog-dev:arm64)
+    libfmt-dev:arm64 libzstd-dev:arm64 libsodium-dev:arm64 libboost1.81-dev:arm64 libbenchmark-dev:arm64 libspdlog-dev:arm64)
 fi
 if [[ $group == libcxx ]]; then
   packages+=(clang libc++-14-dev libc++abi-14-dev catch2)
@@ -31,6 +32,8 @@ if [[ $group == test ]]; then
   packages+=(catch2 clang clang-format-14 libclang-rt-14-dev libbenchmark-dev libspdlog-dev gnuplot-nox)
   # The Python reader's tests (tests/python): zstd, pytest, a venv for its pip install, pandas.
   packages+=(python3-zstandard python3-pytest python3-venv python3-setuptools python3-wheel python3-pandas)
+  # Sealed logs: the Python reader opens them with PyNaCl; the tests use ssh-keygen's keys.
+  packages+=(python3-nacl openssh-client)
   # The package's tests (tests/package): pkg-config for terse.pc, lnav for its format.
   packages+=(pkgconf lnav)
 fi

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <terse/result.hpp>
+#include <terse/seal.hpp>
 
 namespace terse::decoder {
 
@@ -28,6 +29,10 @@ struct Problem {
   // A position given to StreamDecoder::resume_after is not in this stream
   // (or holds a different record); the stream ends without a record.
   bool bad_resume = false;
+  // In a sealed file opened with its key (FORMAT.md §11): the file was
+  // changed after its writer wrote it (a byte, a frame removed, repeated or
+  // moved, frames in the clear, the end cut off), not left so by a crash.
+  bool tampering = false;
 };
 using Reporter = std::function<void(const Problem&)>;
 
@@ -248,6 +253,12 @@ struct Summary {
   // (FORMAT.md §4 info key 8: "omit", "hash" or "clear"), in the order first
   // seen; empty for files of writers before 1.1.
   std::vector<std::string> private_values;
+  // Sealed files (FORMAT.md §11): problems that show tampering (counted in
+  // `damaged` too); the frames no key given could open, whose contents were
+  // not checked; and the fingerprints of the keys the files were sealed to.
+  std::uint64_t tampered = 0;
+  std::uint64_t sealed_unopened = 0;
+  std::vector<std::string> sealed_to;
   bool intact() const { return damaged == 0 && !torn_tail; }
 };
 
@@ -271,6 +282,10 @@ class StreamDecoder {
   // Applies to records read from now on; sites and threads already in the
   // dictionary are asked again.
   void set_filter(Filter filter);
+  // The private keys that open sealed files (FORMAT.md §11; see
+  // <terse/seal.hpp> for reading them). A sealed file without its key is
+  // reported once and its sealed frames are passed over.
+  void set_keys(std::vector<seal::SecretKey> keys);
 
   Summary decode_fd(int fd, const RecordSink& sink);
   // The same over bytes in memory (tests, fuzzing).
@@ -356,6 +371,7 @@ class ParallelDecoder {
   ParallelDecoder& operator=(const ParallelDecoder&) = delete;
 
   void set_filter(Filter filter);
+  void set_keys(std::vector<seal::SecretKey> keys);  // as StreamDecoder's
 
   // The fd is not owned. The summary is decode_fd's; after `write` said
   // stop, it covers what was read until then.
@@ -367,6 +383,7 @@ class ParallelDecoder {
   std::string source_;
   Reporter reporter_;
   Filter filter_;
+  std::vector<seal::SecretKey> keys_;
   unsigned workers_;
 };
 

@@ -183,6 +183,12 @@ struct Config {
   // The key of PrivateValues::hash; required for it. Values hash alike
   // across runs and processes that share the key.
   std::string private_key;
+  // Sealed files: the path of an Ed25519 public key (`ssh-keygen -t
+  // ed25519`'s .pub file, or `terse keygen`'s) that every file is encrypted
+  // and authenticated to. The writer keeps nothing that can read a file
+  // back; `terse cat --key PRIVATE_KEY` does. Empty: files are not sealed.
+  // The console and on_record still see every record.
+  std::string encrypt_to;
   // Runtime failures (a write error, a file that cannot be opened, a
   // callback that throws) are reported here, on terse's threads, one call
   // at a time; by default they go to stderr.
@@ -267,6 +273,7 @@ class Error : public std::runtime_error {
 //   TERSE_CONSOLE  off, text, color, json or auto
 //   TERSE_CONSOLE_FD  stdout, stderr or a descriptor's number
 //   TERSE_DIR      the directory; set but empty: no files
+//   TERSE_ENCRYPT_TO  Config::encrypt_to; set but empty: files not sealed
 void start(const Config& config);
 // Calls made before start(): records at `level` and above wait in their
 // thread's buffer (those that do not fit are counted and the log says how

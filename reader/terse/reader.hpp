@@ -55,6 +55,9 @@ struct Problem {
   // A cursor given to resume_after() does not fit the file it names (was
   // the file replaced?); that input gives nothing more.
   bool bad_resume = false;
+  // A sealed file read with its key was changed after its writer wrote it
+  // (README: sealed logs), not left so by a crash.
+  bool tampering = false;
 };
 using ProblemHandler = std::function<void(const Problem&)>;
 
@@ -299,6 +302,11 @@ struct Options {
   bool utc = false;
   // Keep where each input stands, for cursor(); costs a little per record.
   bool cursors = false;
+  // Private key files (OpenSSH ed25519, as `ssh-keygen -t ed25519` or
+  // `terse keygen` writes them) that open sealed files. A key file that
+  // cannot be read throws OpenError. A sealed file without its key is a
+  // Problem, and its records are not given.
+  std::vector<std::string> keys;
 };
 
 // What the inputs held, so far.
@@ -318,6 +326,13 @@ struct Summary {
   std::uint64_t damaged = 0;  // problems reported (files that would not open too), torn tails not counted
   // Directories that could not be listed (with options.report_open_failures).
   std::uint64_t unreadable_inputs = 0;
+  // Sealed files: problems that show tampering (counted in `damaged` too),
+  // frames that no key given opened (their contents unchecked), and the
+  // fingerprints ("SHA256:…", as ssh-keygen -l prints them) of the keys the
+  // files were sealed to.
+  std::uint64_t tampered = 0;
+  std::uint64_t sealed_unopened = 0;
+  std::vector<std::string> sealed_to;
 };
 
 // Renders one record on a decoding thread; see Reader::decode_parallel.

@@ -14,8 +14,11 @@ namespace terse::schema {
 inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n', 0x1A};
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
-inline constexpr std::uint16_t kVersionMajor = 2;
+inline constexpr std::uint16_t kVersionMajor = 3;
 inline constexpr std::uint16_t kVersionMinor = 0;
+// FORMAT.md §11: only a sealed file needs major 3; every other file is
+// written as 2.0, which 2.x readers read whole.
+inline constexpr std::uint16_t kUnsealedVersionMajor = 2;
 // FORMAT.md §10: every major version from this one up to kVersionMajor is read.
 inline constexpr std::uint16_t kOldestVersionMajor = 1;
 
@@ -33,6 +36,8 @@ enum class FrameType : std::uint8_t {
   flight = 5,            // FORMAT.md §7.2 (1.5): records kept by the flight recorder
   records_columnar = 6,  // FORMAT.md §7.4 (2.0): the ticks of a records frame as one column
   flight_columnar = 7,   // FORMAT.md §7.4 (2.0): the same for a flight frame
+  seal = 8,              // FORMAT.md §11.1 (3.0): the file key, sealed to its recipient
+  end = 9,               // FORMAT.md §11.4 (3.0): a sealed file closed by its writer
 };
 
 // FORMAT.md §7.4: the payload of types 6 and 7 starts with a tick column.
@@ -45,7 +50,8 @@ constexpr bool holds_records(FrameType type) {
 constexpr bool holds_flight(FrameType type) { return type == FrameType::flight || type == FrameType::flight_columnar; }
 
 inline constexpr std::uint8_t kFrameFlagZstd = 0x01;
-inline constexpr std::uint8_t kFrameFlagsKnown = kFrameFlagZstd;
+inline constexpr std::uint8_t kFrameFlagSealed = 0x02;  // FORMAT.md §11.2 (3.0)
+inline constexpr std::uint8_t kFrameFlagsKnown = kFrameFlagZstd | kFrameFlagSealed;
 
 // FORMAT.md §4: info entries.
 enum class InfoKey : std::uint8_t {
