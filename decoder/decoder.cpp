@@ -218,6 +218,15 @@ bool StreamDecoder::State::open_sealed(Frame& frame) {
     tampering(frame.offset, "sealed frame's size differs from its header; skipped");
     return false;
   }
+  // The info frame carries no number (FORMAT.md §3.1); in a sealed file it
+  // is the first frame sealed, so its counter places it (§11.3).
+  bool info = frame.type == static_cast<std::uint8_t>(schema::FrameType::info);
+  if (info && (counter != 0 || info_opened)) {
+    tampering(frame.offset, "an info frame that is not the file's own, or repeated; skipped");
+    return false;
+  }
+  if (!info && !info_opened) tampering(frame.offset, "the file's info frame is missing");
+  info_opened = true;
   frame.payload = opened;
   frame.flags = static_cast<std::uint8_t>(frame.flags & ~schema::kFrameFlagSealed);
   return true;

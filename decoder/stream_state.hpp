@@ -117,6 +117,7 @@ struct StreamDecoder::State {
   bool file_sealed = false;
   std::optional<seal::FileOpener> opener;
   bool file_ended = false;
+  bool info_opened = false;     // the sealed file's info frame came
   bool frames_in_file = false;  // a frame came after the preamble
   std::string opened;
   bool open_sealed(Frame& frame);
@@ -263,6 +264,7 @@ struct StreamDecoder::State {
     file_sealed = false;
     opener.reset();
     file_ended = false;
+    info_opened = false;
     frames_in_file = false;
     frame_high = 0;
     unknown_frames = 0;

@@ -11,20 +11,24 @@ _terse_options() {
   local filters_with_value="--level -S --since --thread --site -g --grep --context --mask"
   case $1 in
     cat)
-      echo "--format -o --output --color -n --lines --after-cursor --threads -U --until $filters_with_value"
+      echo "--format -o --output --color -n --lines --after-cursor --threads -U --until --key $filters_with_value"
       echo "--json -f --follow --show-cursor --schema-header --utc -h --help"
       ;;
     verify)
-      echo "--threads"
+      echo "--threads --key"
       echo "-h --help"
       ;;
     stats)
-      echo "--top --threads"
+      echo "--top --threads --key"
       echo "--json --utc -h --help"
+      ;;
+    keygen)
+      echo "-C --comment"
+      echo "-h --help"
       ;;
     ship)
       echo "--brokers --topic --cursor-file -X --batch-records --linger-ms --compression --max-buffer-mb" \
-        "--commit-interval --stats-interval --key --drain-timeout $filters_with_value"
+        "--commit-interval --stats-interval --message-key --key --drain-timeout $filters_with_value"
       echo "--once --show-cursor --utc -h --help"
       ;;
     *)
@@ -64,7 +68,7 @@ _terse_values() {
     -o | --output) words="short precise cat json" ;;
     --color) words="auto always never" ;;
     --compression) words="zstd lz4 snappy gzip none" ;;
-    --key) words="none thread site" ;;
+    --message-key) words="none thread site" ;;
     --level)
       # LOW..HIGH: the second level after the first one's dots.
       if [[ $cur == *..* ]]; then
@@ -73,7 +77,7 @@ _terse_values() {
       fi
       words=$levels
       ;;
-    --mask | --cursor-file)
+    --mask | --cursor-file | --key)
       mapfile -t COMPREPLY < <(compgen -f -P "$prefix" -- "$cur")
       compopt -o filenames 2>/dev/null
       return 0
@@ -96,7 +100,7 @@ _terse() {
   local command="" i
   for ((i = 1; i < cword; i++)); do
     case ${COMP_WORDS[i]} in
-      cat | verify | stats | ship)
+      cat | verify | stats | ship | keygen)
         command=${COMP_WORDS[i]}
         break
         ;;
@@ -130,7 +134,7 @@ _terse() {
     if [[ $cur == -* ]]; then
       mapfile -t COMPREPLY < <(compgen -W "$(_terse_options "")" -- "$cur")
     else
-      mapfile -t COMPREPLY < <(compgen -W "cat verify stats ship" -- "$cur")
+      mapfile -t COMPREPLY < <(compgen -W "cat verify stats ship keygen" -- "$cur")
     fi
     return 0
   fi

@@ -14,11 +14,19 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    """One reported problem: where (file and byte offset) and why."""
+    """One reported problem: where (file and byte offset) and why.
+
+    ``tampering``: in a sealed file read with its key (FORMAT.md §11.5), the problem shows a
+    change made after the writer wrote the file, not damage a crash leaves; its reason starts
+    with "tampering: ". ``torn_tail``: the file ends where its writer stopped (a sealed file
+    without its end frame, §11.4), not damage inside it.
+    """
 
     source: str
     offset: int
     reason: str
+    tampering: bool = False
+    torn_tail: bool = False
 
     def __str__(self) -> str:
         return f"{self.source}: offset {self.offset}: {self.reason}"

@@ -2,7 +2,8 @@
 
 The frame layer turns a file's bytes into preambles and verified, decompressed payloads. It
 trusts nothing it has not checked: a header's size is used only once its checksum is good, and a
-payload only once its own checksum is, so a damaged frame costs only itself.
+payload only once its own checksum is, so a damaged frame costs only itself. Sealed frames (§11)
+are handed on as stored: only the stream decoder, which holds the file's key, can open them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from .errors import Malformed
 
 MAGIC = b"\x89TLOG\r\n\x1a"
 SYNC = b"\xd7TF\xb1"
-KNOWN_MAJORS = (1, 2)
+KNOWN_MAJORS = (1, 2, 3)
+FLAG_ZSTD = 0x01
+FLAG_SEALED = 0x02  # §11.2
+SEAL_OVERHEAD = 24  # counter and tag, §11.2
 MAX_RAW = 64 << 20
 MAX_STORED = MAX_RAW + MAX_RAW // 128 + 4096
 
@@ -130,15 +134,22 @@ class Preamble:
 
 @dataclasses.dataclass
 class Frame:
+    """A frame whose checksums were good. ``payload`` is decompressed, except in a sealed frame
+    (``flags & FLAG_SEALED``), whose payload is the stored one: it must be opened first (§11.2),
+    with ``header`` (as stored) and ``raw_size``."""
+
     offset: int
     type: int
     payload: bytes
+    flags: int = 0
+    raw_size: int = 0
+    header: bytes = b""
 
 
 Report = Callable[[int, str], None]
 
 
-def _decompress(stored: bytes, raw_size: int) -> bytes:
+def decompress(stored: bytes, raw_size: int) -> bytes:
     """One zstd frame that must give exactly ``raw_size`` bytes; reads at most one byte more so
     that a hostile frame cannot make us allocate past the §3 limit."""
     import zstandard
@@ -201,12 +212,13 @@ class FrameReader:
             return None
         major, minor, crc = struct.unpack_from("<HHI", data, pos + 8)
         if crc32c(data[pos : pos + 12]) != crc:
-            self.report(pos, "preamble checksum mismatch; reading on as format 2.x")
+            self.report(pos, f"preamble checksum mismatch; reading on as format {KNOWN_MAJORS[-1]}.x")
             return Preamble(pos, KNOWN_MAJORS[-1], 0)
         if major not in KNOWN_MAJORS:
             self.report(
                 pos,
-                f"format version {major}.{minor} is not supported (this decoder reads 1.x to 2.x); "
+                f"format version {major}.{minor} is not supported "
+                f"(this decoder reads {KNOWN_MAJORS[0]}.x to {KNOWN_MAJORS[-1]}.x); "
                 "use a newer terse",
             )
             return None
@@ -242,7 +254,9 @@ class FrameReader:
             if crc32c(data[pos : pos + 20]) != hcrc:
                 pos = self._resync(pos, "frame header checksum mismatch")
                 continue
-            if reserved or flags & ~1 or raw > MAX_RAW or stored > MAX_STORED or (not flags & 1 and stored != raw):
+            overhead = SEAL_OVERHEAD if flags & FLAG_SEALED else 0
+            if (reserved or flags & ~(FLAG_ZSTD | FLAG_SEALED) or raw > MAX_RAW or stored > MAX_STORED
+                    or (not flags & FLAG_ZSTD and stored != raw + overhead)):
                 pos = self._resync(pos, "frame header has invalid fields")
                 continue
             body = pos + 24
@@ -258,14 +272,18 @@ class FrameReader:
                 else:
                     pos = self._resync(pos, "the frame's size is contradicted by what follows it")
                 continue
-            if flags & 1:
+            if flags & FLAG_SEALED:
+                yield Frame(pos, ftype, stored_bytes, flags, raw, data[pos : pos + 24])
+                pos = end
+                continue
+            if flags & FLAG_ZSTD:
                 try:
-                    payload = _decompress(stored_bytes, raw)
+                    payload = decompress(stored_bytes, raw)
                 except Malformed as exc:
                     self.report(pos, f"{exc}; frame skipped")
                     pos = end
                     continue
             else:
                 payload = stored_bytes
-            yield Frame(pos, ftype, payload)
+            yield Frame(pos, ftype, payload, flags, raw)
             pos = end

@@ -1,8 +1,8 @@
-"""One stream's frames turned into records (FORMAT.md §3.1, §4–§7.4).
+"""One stream's frames turned into records (FORMAT.md §3.1, §4–§7.4, §11).
 
 ``StreamDecoder`` holds what a file's earlier frames said (dictionary, calibration, open
-contexts, frame numbers) and forgets it at every preamble, because §6 and §7.3 make each file
-stand alone.
+contexts, frame numbers, the file key of a sealed file) and forgets it at every preamble,
+because §6, §7.3 and §11 make each file stand alone.
 """
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import math
 import struct
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from . import dictionary as d
 from . import render
+from . import seal as sealing
 from .errors import Malformed
-from .frames import Cursor, Frame, FrameReader, Preamble
+from .frames import FLAG_SEALED, FLAG_ZSTD, Cursor, Frame, FrameReader, Preamble, decompress
 from .values import Budget, read_raw, read_structured, read_top_level, scalar_from_raw
 
-INFO, CALIBRATION, DICTIONARY, RECORDS, FLIGHT, RECORDS_COLUMNAR, FLIGHT_COLUMNAR = range(1, 8)
+INFO, CALIBRATION, DICTIONARY, RECORDS, FLIGHT, RECORDS_COLUMNAR, FLIGHT_COLUMNAR, SEAL, END = range(1, 10)
 RECORD_TYPES = (RECORDS, FLIGHT, RECORDS_COLUMNAR, FLIGHT_COLUMNAR)
 MAX_SITES = 1 << 20
 MAX_THREADS = 1 << 20
@@ -143,20 +144,34 @@ class Clock:
 
 
 class StreamDecoder:
-    """Decodes one stream (a file, or files concatenated); problems go to ``report``."""
+    """Decodes one stream (a file, or files concatenated); problems go to ``report``, called
+    as ``report(source, offset, reason)``, or with two more arguments, ``tampering`` and
+    ``torn_tail`` (``Problem``'s), where either is true. ``keys`` open sealed files (§11)."""
 
-    def __init__(self, data: bytes, source: str, report: Callable[[str, int, str], None],
-                 utc: bool = False) -> None:
+    def __init__(self, data: bytes, source: str, report: Callable[..., None],
+                 utc: bool = False, keys: Sequence[sealing.SecretKey] = ()) -> None:
         self.data = data
         self.source = source
         self._report = report
         self.utc = utc
+        self.keys = list(keys)
         self.info: dict[int, Any] = {}
         self.frames_read = 0
+        self.torn_tail = False
+        # The fingerprints of the keys this stream's sealed files were sealed to.
+        self.sealed_to: list[str] = []
         self._reset()
 
     def report(self, offset: int, reason: str) -> None:
-        self._report(self.source, offset, reason)
+        # §11.5: once a file's key has opened it, whatever is wrong in it was changed after it
+        # was written (a writer that stopped leaves a torn tail, reported apart).
+        if self.opener is not None:
+            self.report_tampering(offset, reason)
+        else:
+            self._report(self.source, offset, reason)
+
+    def report_tampering(self, offset: int, reason: str) -> None:
+        self._report(self.source, offset, "tampering: " + reason, True, False)
 
     def _frame_damage(self, offset: int, reason: str) -> None:
         # Frames lost here may have held the numbers that the next numbered frame skips (§3.1).
@@ -178,16 +193,103 @@ class StreamDecoder:
         self.unknown_since_number = 0
         self.reported_sites: set[int] = set()
         self.no_clock_reported = False
+        # §11: whether the file has a seal frame, its opener once a key given opened it, and
+        # whether its end frame came.
+        self.frames_in_file = 0
+        self.file_sealed = False
+        self.opener: sealing.FileOpener | None = None
+        self.file_ended = False
 
     def records(self) -> Iterator[Record]:
         reader = FrameReader(self.data, self._frame_damage)
         for item in reader:
             if isinstance(item, Preamble):
+                self._end_of_file(item.offset)
                 self._reset()
                 continue
             self.frames_read += 1
-            yield from self._frame(item)
-        self.torn_tail = reader.torn_tail
+            frame = self._unsealed(item)
+            if frame is not None:
+                yield from self._frame(frame)
+        self._end_of_file(len(self.data))
+        self.torn_tail = self.torn_tail or reader.torn_tail
+
+    # ---- sealed files (§11) -------------------------------------------------------------
+
+    def _end_of_file(self, offset: int) -> None:
+        if self.opener is not None and not self.file_ended:
+            self.file_ended = True  # said once
+            self.torn_tail = True
+            self._report(self.source, offset, "sealed file has no end frame: its writer did not close it (killed "
+                         "or crashed) or its end was cut off", False, True)
+
+    def _seal(self, frame: Frame) -> None:
+        self.file_sealed = True
+        if frame.flags & (FLAG_ZSTD | FLAG_SEALED):
+            why = "seal frame is compressed or sealed itself"
+        else:
+            try:
+                seal = sealing.parse_seal_frame(frame.payload)
+            except ValueError as exc:
+                why = str(exc)
+            else:
+                to = sealing.fingerprint(seal.recipient)
+                if to not in self.sealed_to:
+                    self.sealed_to.append(to)
+                try:
+                    self.opener = sealing.FileOpener.open(seal, self.keys)
+                except sealing.SealChanged as exc:
+                    self.report_tampering(frame.offset, f"file is {exc}; its records are not shown")
+                except ValueError as exc:
+                    self.report(frame.offset, f"file is {exc}; its records are not shown")
+                return
+        self.report(frame.offset, f"file is sealed but its seal frame cannot be read ({why}); "
+                    "its records are not shown")
+
+    def _unsealed(self, frame: Frame) -> Frame | None:
+        """The frame as its type would have stored it, opened where the file is sealed (§11.2);
+        None for a frame passed over (no key) or reported."""
+        first = self.frames_in_file == 0
+        self.frames_in_file += 1
+        if frame.type == SEAL:
+            if first:
+                self._seal(frame)
+            else:
+                self.report_tampering(frame.offset, "a seal frame inside the file, not at its start; skipped")
+            return None
+        sealed = bool(frame.flags & FLAG_SEALED)
+        if self.file_ended and self.opener is not None:
+            self.report_tampering(frame.offset, "a frame after the end frame of a sealed file; skipped")
+            return None
+        if not self.file_sealed:
+            if not sealed:
+                return frame
+            self.file_sealed = True  # said once: every frame after is sealed too
+            self.report(frame.offset, "sealed frames, but the file's seal frame is missing or damaged: "
+                        "they cannot be opened")
+        if self.opener is None:
+            return None
+        if not sealed:
+            self.report_tampering(frame.offset, "a frame in the clear inside a sealed file; skipped")
+            return None
+        message = self.opener.open_frame(frame.header, frame.payload)
+        if message is None:
+            self.lost_since_number += 1
+            self.report_tampering(frame.offset, "frame fails authentication: it was changed after it was written; "
+                                  "skipped")
+            return None
+        if frame.flags & FLAG_ZSTD:
+            try:
+                message = decompress(message, frame.raw_size)
+            except Malformed as exc:
+                self.lost_since_number += 1
+                self.report(frame.offset, f"{exc}; frame skipped")
+                return None
+        elif len(message) != frame.raw_size:
+            self.lost_since_number += 1
+            self.report(frame.offset, "sealed frame's size differs from its header; skipped")
+            return None
+        return Frame(frame.offset, frame.type, message, frame.flags & ~FLAG_SEALED, frame.raw_size, frame.header)
 
     # ---- frame numbers (§3.1) ---------------------------------------------------------------
 
@@ -225,9 +327,25 @@ class StreamDecoder:
                 self.flight_contexts = {}
             self.in_flight_run = flight
             yield from self._records(frame, flight, t in (RECORDS_COLUMNAR, FLIGHT_COLUMNAR))
+        elif t == END:
+            self._end(frame)
+            self.in_flight_run = False
         else:
             self.unknown_since_number += 1
             self.in_flight_run = False
+
+    def _end(self, frame: Frame) -> None:
+        """§11.4; an end frame is known only in a sealed file, where it came opened."""
+        if self.opener is None:
+            self.unknown_since_number += 1
+            return
+        try:
+            number = Cursor(frame.payload).varint()
+        except Malformed:
+            self.report(frame.offset, "end frame without its frame number")
+            return
+        if self._number(number, frame.offset):
+            self.file_ended = True
 
     def _info(self, payload: bytes) -> None:
         cur = Cursor(payload)

@@ -102,9 +102,10 @@ void fix_preamble_checksum(std::string& bytes) {
 }
 
 Sample write_sample(const std::string& directory, int groups, int per_group, int compression_level,
-                    const std::string& tag) {
+                    const std::string& tag, const std::string& encrypt_to) {
   Config config = test_config(directory);
   config.compression_level = compression_level;
+  config.encrypt_to = encrypt_to;
   terse::start(config);
   Sample sample;
   int n = 0;

@@ -61,8 +61,9 @@ struct Sample {
 // Logs `groups` groups of `per_group` records of varied types into a fresh
 // file in `directory`, flushing after each group so that the file holds many
 // records frames. compression_level 0 keeps payloads uncompressed.
+// With `encrypt_to`, the file is sealed to that public key file.
 Sample write_sample(const std::string& directory, int groups, int per_group, int compression_level = 1,
-                    const std::string& tag = "");
+                    const std::string& tag = "", const std::string& encrypt_to = "");
 // Stops the logger and fills in the one file it wrote into `directory`.
 void finish_sample(const std::string& directory, Sample& sample);
 

@@ -224,11 +224,15 @@ TEST_CASE("the frame header the spec states is the one the code uses") {
   CHECK(schema::kMaxFrameRawSize == 67108864u);
   CHECK(frames.find("bit 0 (0x01): payload is zstd-compressed") != std::string::npos);
   CHECK(schema::kFrameFlagZstd == 0x01);
+  CHECK(frames.find("bit 1 (0x02): payload is sealed") != std::string::npos);
+  CHECK(schema::kFrameFlagSealed == 0x02);
 
   const std::map<std::string, schema::FrameType> types = {{"info", schema::FrameType::info},
                                                           {"calibration", schema::FrameType::calibration},
                                                           {"dictionary", schema::FrameType::dictionary},
-                                                          {"records", schema::FrameType::records}};
+                                                          {"records", schema::FrameType::records},
+                                                          {"seal", schema::FrameType::seal},
+                                                          {"end", schema::FrameType::end}};
   for (const auto& [name, type] : types) {
     INFO(name);
     auto type_row = row(table(frames, "type"), std::to_string(static_cast<int>(type)));

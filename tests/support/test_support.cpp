@@ -143,9 +143,10 @@ Decoded decode_files(const std::vector<std::string>& files) {
   return out;
 }
 
-Decoded decode_bytes(const std::string& bytes) {
+Decoded decode_bytes(const std::string& bytes, const std::vector<seal::SecretKey>& keys) {
   Decoded out;
   decoder::StreamDecoder decoder("<memory>", [&](const decoder::Problem& p) { out.problems.push_back(p); });
+  decoder.set_keys(keys);
   out.summaries.push_back(
       decoder.decode_bytes(bytes, [&](const decoder::Record& r) { out.lines.push_back(to_line(r)); }));
   return out;

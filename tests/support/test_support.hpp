@@ -86,7 +86,8 @@ std::vector<std::string> log_files(const std::string& directory);
 Line to_line(const decoder::Record& record);
 Decoded decode_files(const std::vector<std::string>& files);
 inline Decoded decode_dir(const std::string& directory) { return decode_files(log_files(directory)); }
-Decoded decode_bytes(const std::string& bytes);
+// With `keys`, sealed files (FORMAT.md §11) are opened with them.
+Decoded decode_bytes(const std::string& bytes, const std::vector<seal::SecretKey>& keys = {});
 // The check most end-to-end tests end with: the files are intact and hold
 // exactly the messages `expected`, in order.
 void require_messages(const Decoded& decoded, const std::vector<std::string>& expected);

@@ -1,0 +1,283 @@
+"""Sealed files (FORMAT.md §11): OpenSSH ed25519 keys, the seal frame and the opening of frames.
+
+Key files and fingerprints need only the standard library; opening a file needs PyNaCl
+(libsodium), imported only when a sealed file is opened, so that plain files read without it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import os
+import struct
+from typing import Any, Sequence
+
+from .errors import TerseReadError
+
+KEY_TYPE = b"ssh-ed25519"
+PRIVATE_BEGIN = b"-----BEGIN OPENSSH PRIVATE KEY-----"
+PRIVATE_END = b"-----END OPENSSH PRIVATE KEY-----"
+PRIVATE_MAGIC = b"openssh-key-v1\x00"
+MOST_KEY_FILE_BYTES = 64 << 10
+
+SCHEME_ED25519 = 1
+FILE_ID_BYTES = 16
+PUBLIC_KEY_BYTES = 32
+SEALED_KEY_BYTES = 80
+SEAL_PAYLOAD_BYTES = 1 + FILE_ID_BYTES + PUBLIC_KEY_BYTES + SEALED_KEY_BYTES + 8  # 137
+MOST_SEAL_PAYLOAD_BYTES = 256
+COUNTER_BYTES = 8
+TAG_BYTES = 16
+OVERHEAD_BYTES = COUNTER_BYTES + TAG_BYTES
+
+NACL_MISSING = "needs PyNaCl (Debian: python3-nacl; pip: pynacl, or terse-reader[sealed]), which is not installed"
+
+
+def nacl_bindings() -> Any:
+    """PyNaCl's libsodium bindings, or None where PyNaCl is not installed."""
+    try:
+        import nacl.bindings
+    except ImportError:
+        return None
+    return nacl.bindings
+
+
+def _public_blob(public_key: bytes) -> bytes:
+    return _ssh_string(KEY_TYPE) + _ssh_string(public_key)
+
+
+def _ssh_string(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+def fingerprint(public_key: bytes) -> str:
+    """``SHA256:…``, as ``ssh-keygen -l`` prints it, of a 32-byte Ed25519 public key."""
+    digest = hashlib.sha256(_public_blob(bytes(public_key))).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class SecretKey:
+    """An Ed25519 private key as OpenSSH stores it: ``secret`` is libsodium's 64 bytes (the
+    seed, then ``public_key``)."""
+
+    public_key: bytes
+    secret: bytes
+    comment: str = ""
+    path: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key)
+
+    def __repr__(self) -> str:
+        # The secret stays out of tracebacks and logs.
+        return f"SecretKey({self.fingerprint}, comment={self.comment!r}, path={self.path!r})"
+
+
+class _SshReader:
+    """OpenSSH's wire strings (a u32 big-endian length, then the bytes); None when cut short."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def u32(self) -> int | None:
+        if len(self.data) - self.pos < 4:
+            return None
+        (value,) = struct.unpack_from(">I", self.data, self.pos)
+        self.pos += 4
+        return int(value)
+
+    def string(self) -> bytes | None:
+        n = self.u32()
+        if n is None or n > len(self.data) - self.pos:
+            return None
+        start = self.pos
+        self.pos += n
+        return self.data[start : self.pos]
+
+
+def _ed25519_of_blob(blob: bytes, what: str) -> bytes:
+    r = _SshReader(blob)
+    key_type, key = r.string(), r.string()
+    if key_type is None or key is None:
+        raise TerseReadError(f"{what}: the public key is cut short")
+    if key_type != KEY_TYPE:
+        raise TerseReadError(f"{what}: a key of type {key_type.decode('ascii', 'replace')}; sealed logs take "
+                             "ssh-ed25519 keys (ssh-keygen -t ed25519, or terse keygen)")
+    if len(key) != PUBLIC_KEY_BYTES:
+        raise TerseReadError(f"{what}: the ed25519 key is not 32 bytes")
+    return key
+
+
+def parse_key(text: bytes, what: str) -> SecretKey:
+    """The key of an OpenSSH private key file's text (PROTOCOL.key, openssh-key-v1, one key,
+    no passphrase); ``what`` names the file in the messages of the ``TerseReadError`` raised."""
+    stripped = text.strip()
+    if stripped.startswith((b"ssh-", b"ecdsa-", b"sk-")):
+        raise TerseReadError(f"{what}: a public key; reading a sealed log takes the private key "
+                             "(the file without .pub)")
+    begin, end = text.find(PRIVATE_BEGIN), text.find(PRIVATE_END)
+    if begin < 0 or end < begin:
+        raise TerseReadError(f"{what}: not an OpenSSH private key (no BEGIN/END OPENSSH PRIVATE KEY lines)")
+    body = b"".join(text[begin + len(PRIVATE_BEGIN) : end].split())
+    try:
+        data = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        raise TerseReadError(f"{what}: the key's base64 text is damaged or cut short") from None
+    cut = TerseReadError(f"{what}: the private key is cut short or damaged")
+    if not data.startswith(PRIVATE_MAGIC):
+        raise TerseReadError(f"{what}: not an openssh-key-v1 private key")
+    r = _SshReader(data[len(PRIVATE_MAGIC) :])
+    cipher, kdf, kdf_options, count = r.string(), r.string(), r.string(), r.u32()
+    if cipher is None or kdf is None or kdf_options is None or count is None:
+        raise cut
+    if cipher != b"none":
+        raise TerseReadError(f"{what}: the private key is protected by a passphrase, which terse_reader cannot "
+                             "ask for; give it a copy without one (ssh-keygen -p -N '' -f COPY)")
+    if count != 1:
+        raise TerseReadError(f"{what}: the file holds {count} keys; terse_reader takes one")
+    public_blob, section = r.string(), r.string()
+    if public_blob is None or section is None:
+        raise cut
+    public_key = _ed25519_of_blob(public_blob, what)
+    p = _SshReader(section)
+    check1, check2 = p.u32(), p.u32()
+    key_type, pk, sk, comment = p.string(), p.string(), p.string(), p.string()
+    if check1 is None or check2 is None or key_type is None or pk is None or sk is None or comment is None:
+        raise cut
+    if check1 != check2:
+        raise TerseReadError(f"{what}: the private key's check numbers differ (damaged)")
+    if key_type != KEY_TYPE or pk != public_key or len(sk) != 64 or sk[32:] != public_key:
+        raise TerseReadError(f"{what}: the private key does not match its public key (damaged)")
+    nacl = nacl_bindings()
+    # Without PyNaCl the seed cannot be checked here; opening a file needs PyNaCl anyway.
+    if nacl is not None:
+        derived, _ = nacl.crypto_sign_seed_keypair(sk[:32])
+        if derived != public_key:
+            raise TerseReadError(f"{what}: the private key does not match its public key (damaged)")
+    return SecretKey(public_key, sk, comment.decode("utf-8", "replace"), what)
+
+
+def load_key(path: str | os.PathLike[str]) -> SecretKey:
+    """Reads an OpenSSH ed25519 private key file (``terse keygen FILE`` or
+    ``ssh-keygen -t ed25519 -N ''``); raises ``TerseReadError`` naming the file when it is not
+    one that opens sealed logs."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MOST_KEY_FILE_BYTES + 1)
+    except OSError as exc:
+        raise TerseReadError(f"cannot read key file {path}: {exc.strerror or exc}") from None
+    if len(text) > MOST_KEY_FILE_BYTES:
+        raise TerseReadError(f"{path} is not a key file (over 64 KiB)")
+    return parse_key(text, path)
+
+
+def load_keys(key: Any) -> list[SecretKey]:
+    """``read``'s ``key``: a key file's path, a ``SecretKey``, or a list of them; None takes the
+    path in ``TERSE_KEY``, as the CLI's ``--key`` does."""
+    if key is None:
+        env = os.environ.get("TERSE_KEY")
+        return [load_key(env)] if env else []
+    items: Sequence[Any] = [key] if isinstance(key, (str, bytes, os.PathLike, SecretKey)) else list(key)
+    keys = []
+    for item in items:
+        if isinstance(item, SecretKey):
+            keys.append(item)
+        elif isinstance(item, (str, os.PathLike)):
+            keys.append(load_key(item))
+        else:
+            raise TerseReadError(f"key: {item!r} is neither a key file's path nor a terse_reader.SecretKey")
+    return keys
+
+
+@dataclasses.dataclass
+class SealFrame:
+    """§11.1's seal frame, read without any key."""
+
+    scheme: int
+    file_id: bytes
+    recipient: bytes
+    sealed_key: bytes
+    run_id: int
+    payload: bytes  # whole, as every sealed frame binds it
+
+
+def parse_seal_frame(payload: bytes) -> SealFrame:
+    """Raises ``ValueError`` with the reason when the payload is not one this reader knows."""
+    if not payload:
+        raise ValueError("seal frame is empty")
+    if payload[0] != SCHEME_ED25519:
+        raise ValueError(f"seal frame names scheme {payload[0]}, which this reader does not know")
+    # A later minor version may append fields; they are bound to every frame all the same.
+    if not SEAL_PAYLOAD_BYTES <= len(payload) <= MOST_SEAL_PAYLOAD_BYTES:
+        raise ValueError(f"seal frame has the wrong size ({len(payload)} bytes)")
+    at = 1
+    file_id = payload[at : at + FILE_ID_BYTES]
+    at += FILE_ID_BYTES
+    recipient = payload[at : at + PUBLIC_KEY_BYTES]
+    at += PUBLIC_KEY_BYTES
+    sealed_key = payload[at : at + SEALED_KEY_BYTES]
+    at += SEALED_KEY_BYTES
+    (run_id,) = struct.unpack_from("<Q", payload, at)
+    return SealFrame(payload[0], file_id, recipient, sealed_key, int(run_id), bytes(payload))
+
+
+class FileOpener:
+    """One sealed file's key, opened with the private key it was sealed to."""
+
+    def __init__(self, nacl: Any, file_key: bytes, seal_payload: bytes) -> None:
+        self._nacl = nacl
+        self._file_key = file_key
+        self._seal_payload = seal_payload
+
+    @classmethod
+    def open(cls, seal: SealFrame, keys: Sequence[SecretKey]) -> "FileOpener":
+        """Raises ``ValueError`` saying why the file cannot be opened; its message starts with
+        the words that follow "file is"."""
+        sealed_to = fingerprint(seal.recipient)
+        nacl = nacl_bindings()
+        if nacl is None:
+            raise ValueError(f"sealed to key {sealed_to}; opening it {NACL_MISSING}")
+        key = next((k for k in keys if k.public_key == seal.recipient), None)
+        if key is None:
+            if not keys:
+                raise ValueError(f"sealed to key {sealed_to}; give its private key with key=FILE or TERSE_KEY")
+            given = ", ".join(k.fingerprint for k in keys)
+            raise ValueError(f"sealed to key {sealed_to}; the key given is {given}, not that one")
+        import nacl.exceptions
+
+        try:
+            x_pk = nacl.crypto_sign_ed25519_pk_to_curve25519(key.public_key)
+            x_sk = nacl.crypto_sign_ed25519_sk_to_curve25519(key.secret)
+        except nacl.exceptions.CryptoError:
+            raise ValueError(f"the key {sealed_to} cannot be used for X25519") from None
+        try:
+            file_key = nacl.crypto_box_seal_open(seal.sealed_key, x_pk, x_sk)
+        except nacl.exceptions.CryptoError:
+            raise SealChanged(f"sealed to key {sealed_to}, but its file key does not open with it: "
+                              "the seal frame was changed") from None
+        return cls(nacl, file_key, seal.payload)
+
+    def open_frame(self, header: bytes, stored: bytes) -> bytes | None:
+        """§11.2: the message a sealed frame's stored payload holds, or None when it does not
+        authenticate. ``header`` is the frame header as stored (its first 16 bytes are used)."""
+        if len(stored) < OVERHEAD_BYTES:
+            return None
+        import nacl.exceptions
+
+        nonce = stored[:COUNTER_BYTES] + bytes(16)
+        ad = bytes(header[:16]) + self._seal_payload
+        try:
+            return bytes(self._nacl.crypto_aead_xchacha20poly1305_ietf_decrypt(bytes(stored[COUNTER_BYTES:]), ad,
+                                                                               nonce, self._file_key))
+        except nacl.exceptions.CryptoError:
+            return None
+
+
+class SealChanged(ValueError):
+    """The right key, but the seal frame's file key does not open: tampering (§11.5)."""
