@@ -127,6 +127,8 @@ class Logger {
         self == collector_tid_.load(std::memory_order_relaxed) || self == writer_tid_.load(std::memory_order_relaxed);
     if (!io_thread_crashed) {
       if (crash) requests_.crashing.store(true, std::memory_order_relaxed);
+      // Asked before the flush, so that the writer cannot meet the flush first.
+      requests_.end_file.store(requests_.flush.load(std::memory_order_acquire) + 1, std::memory_order_release);
       std::uint64_t sequence = requests_.flush.fetch_add(1, std::memory_order_acq_rel) + 1;
       if (wait_from_signal(sequence, crash ? 1000 : 5000)) {
         // The console and the callback too, while they make progress: in a

@@ -172,6 +172,10 @@ struct Requests {
   // A crash flush is under way: frames are stored, not compressed, to
   // depend on as little as possible.
   std::atomic<bool> crashing{false};
+  // A signal's flush (a crash or a termination, the process about to die):
+  // the first flush of at least this number closes a sealed file with its
+  // end frame (FORMAT.md §11.4) before it counts as done; 0: none asked.
+  std::atomic<std::uint64_t> end_file{0};
 };
 
 // Counters for stats(), written by the IO threads.

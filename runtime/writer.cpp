@@ -106,6 +106,7 @@ void Writer::run() {
     if (work.durable_wanted || sync_due()) sync_file();
     bool last = work.batch != nullptr && work.batch->last;
     if (last) sync_file();
+    if (work.batch != nullptr && !last && held_.empty()) end_file_for_signal(*work.batch);
     queue_.finish(work, last);
     if (last) return;
   }

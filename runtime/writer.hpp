@@ -77,6 +77,7 @@ class Writer {
   bool open_file(bool throw_on_error);
   bool write_file_start();
   void end_file();
+  void end_file_for_signal(const Batch& batch);
   bool descriptor_is_ours() const;
   void check_file();
   void give_up_file(bool descriptor_lost);

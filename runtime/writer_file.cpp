@@ -149,6 +149,22 @@ void Writer::end_file() {
   append_to_file(end);
 }
 
+// A process about to die of a signal leaves its sealed file closed, as
+// stop() would have: the end frame goes in before the signal's flush counts
+// as done, and what is logged after it goes into a new file.
+void Writer::end_file_for_signal(const Batch& batch) {
+  std::uint64_t asked = requests_.end_file.load(std::memory_order_acquire);
+  if (asked == 0 || batch.flush_sequence < asked || fd_ < 0 || !frames_.sealer().ready()) return;
+  requests_.end_file.store(0, std::memory_order_relaxed);
+  if (!file_started_ || !descriptor_is_ours()) return;
+  end_file();
+  sync_file();
+  ::close(fd_);
+  fd_ = -1;
+  current_fd_.store(-1, std::memory_order_release);
+  file_started_ = false;
+}
+
 CrashSeal Writer::crash_seal() noexcept {
   int slot = crash_sealer_.load(std::memory_order_acquire);
   if (slot < 0) return {};

@@ -14,7 +14,13 @@ rendering it can make; ``record.notes`` says why. Records without that key are e
 Damage never raises: every problem (its source, byte offset and reason, as FORMAT.md §9
 reports them) goes to ``on_problem`` when given, else it is issued as a ``TerseWarning``; with
 ``strict=True`` the first problem raises ``TerseReadError``, the only exception the package
-raises (also for a path that cannot be read).
+raises (also for a path that cannot be read, and for a key file that is not a key).
+
+Sealed files (format 3.0, FORMAT.md §11) open with the private key they were sealed to:
+``read(path, key="logs-key")`` (a list of keys, or ``TERSE_KEY`` as for the CLI); this needs
+PyNaCl, which plain files do not. Without their key they show no records and a problem names
+the key they need; with it, a change made to them is a problem marked ``tampering`` and only
+records that authenticated are shown.
 """
 
 from __future__ import annotations
@@ -27,16 +33,19 @@ from typing import Any, Callable, Iterable, Iterator, Union
 
 from .errors import Problem, TerseReadError, TerseWarning
 from .records import Record, StreamDecoder
+from .seal import SecretKey, fingerprint, load_key, load_keys
 
-__all__ = ["read", "to_dataframe", "Record", "Problem", "TerseReadError", "TerseWarning"]
+__all__ = ["read", "to_dataframe", "load_key", "fingerprint", "SecretKey", "Record", "Problem", "TerseReadError",
+           "TerseWarning"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+KeyLike = Union[str, "os.PathLike[str]", SecretKey]
 _NAME = re.compile(r"^(?P<name>.*)-(?P<date>\d{8})-(?P<seq>\d{3,9})\.tlog$")
 
 
-def _reporter(on_problem: Callable[[Problem], None] | None, strict: bool) -> Callable[[str, int, str], None]:
-    def report(source: str, offset: int, reason: str) -> None:
-        problem = Problem(source, offset, reason)
+def _reporter(on_problem: Callable[[Problem], None] | None, strict: bool) -> Callable[..., None]:
+    def report(source: str, offset: int, reason: str, tampering: bool = False, torn_tail: bool = False) -> None:
+        problem = Problem(source, offset, reason, tampering, torn_tail)
         if strict:
             raise TerseReadError(str(problem), problem)
         if on_problem is not None:
@@ -55,8 +64,8 @@ def _load(path: str) -> bytes:
         raise TerseReadError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _file_records(path: str, report: Callable[[str, int, str], None], utc: bool) -> Iterator[Record]:
-    decoder = StreamDecoder(_load(path), path, report, utc)
+def _file_records(path: str, report: Callable[..., None], utc: bool, keys: list[SecretKey]) -> Iterator[Record]:
+    decoder = StreamDecoder(_load(path), path, report, utc, keys)
     for record in decoder.records():
         record.source = path
         yield record
@@ -64,9 +73,11 @@ def _file_records(path: str, report: Callable[[str, int, str], None], utc: bool)
 
 def _writer_identity(path: str) -> tuple[Any, ...]:
     """Info keys 2, 3, 4 and 9 (§4), read from the file's first frame without decoding the rest;
-    files that do not say are all one writer."""
-    from .records import INFO
-    from .frames import Frame, FrameReader
+    files that do not say are all one writer. A sealed file's info frame is sealed, so its seal
+    frame's run id, in the clear for this (§11.1), stands for them: one run is one writer."""
+    from .frames import FLAG_SEALED, Frame, FrameReader
+    from .records import INFO, SEAL
+    from .seal import parse_seal_frame
 
     try:
         with open(path, "rb") as f:
@@ -76,8 +87,13 @@ def _writer_identity(path: str) -> tuple[Any, ...]:
     decoder = StreamDecoder(head, path, lambda *_: None)
     for item in FrameReader(head, lambda *_: None):
         if isinstance(item, Frame):
-            if item.type == INFO:
+            if item.type == INFO and not item.flags & FLAG_SEALED:
                 decoder._info(item.payload)
+            elif item.type == SEAL and not item.flags:
+                try:
+                    return ("sealed run", parse_seal_frame(item.payload).run_id)
+                except ValueError:
+                    pass
             break
     info = decoder.info
     return tuple(info.get(k) for k in (2, 3, 4, 9))
@@ -109,16 +125,27 @@ def _time_key(record: Record) -> int:
     return record.time_ns
 
 
-def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem], None] | None = None,
-         strict: bool = False, utc: bool = False) -> Iterator[Record]:
+def read(path: PathLike | Iterable[PathLike], *, key: KeyLike | Iterable[KeyLike] | None = None,
+         on_problem: Callable[[Problem], None] | None = None, strict: bool = False,
+         utc: bool = False) -> Iterator[Record]:
     """Yields the records of a ``.tlog`` file, a directory of them, or several such paths.
 
     The ``time`` key is RFC 3339 in local time with its offset, as ``terse cat -o json``
     prints it, or in UTC (``Z``) with ``utc=True``, as ``terse cat --utc`` does;
     ``record.time_ns`` is the same instant in nanoseconds since 1970-01-01 UTC.
+
+    ``key`` opens sealed files (FORMAT.md §11): an OpenSSH ed25519 private key file's path, a
+    ``SecretKey`` from ``load_key``, or a list of them. Left out, the path in the environment
+    variable ``TERSE_KEY`` is taken, as the CLI's ``--key`` takes it; ``key=[]`` gives none. The
+    keys are read at once: a file that is not such a key raises ``TerseReadError`` here, before
+    any record.
     """
+    keys = load_keys(key)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    report = _reporter(on_problem, strict)
+    return _read(paths, keys, _reporter(on_problem, strict), utc)
+
+
+def _read(paths: list[PathLike], keys: list[SecretKey], report: Callable[..., None], utc: bool) -> Iterator[Record]:
     sequences: list[list[str]] = []
     for p in paths:
         p = os.fspath(p)
@@ -129,7 +156,7 @@ def read(path: PathLike | Iterable[PathLike], *, on_problem: Callable[[Problem],
 
     def sequence(files: list[str]) -> Iterator[Record]:
         for f in files:
-            yield from _file_records(f, report, utc)
+            yield from _file_records(f, report, utc, keys)
 
     if len(sequences) == 1:
         yield from sequence(sequences[0])

@@ -199,6 +199,7 @@ class StreamDecoder:
         self.file_sealed = False
         self.opener: sealing.FileOpener | None = None
         self.file_ended = False
+        self.info_opened = False
 
     def records(self) -> Iterator[Record]:
         reader = FrameReader(self.data, self._frame_damage)
@@ -272,12 +273,21 @@ class StreamDecoder:
         if not sealed:
             self.report_tampering(frame.offset, "a frame in the clear inside a sealed file; skipped")
             return None
-        message = self.opener.open_frame(frame.header, frame.payload)
-        if message is None:
+        opened = self.opener.open_frame(frame.header, frame.payload)
+        if opened is None:
             self.lost_since_number += 1
             self.report_tampering(frame.offset, "frame fails authentication: it was changed after it was written; "
                                   "skipped")
             return None
+        counter, message = opened
+        # The info frame carries no frame number (§3.1): counter 0 is what places it (§11.3).
+        if frame.type == INFO:
+            if counter != 0 or self.info_opened:
+                self.report_tampering(frame.offset, "an info frame that is not the file's own, or repeated; skipped")
+                return None
+        elif not self.info_opened:
+            self.report_tampering(frame.offset, "the file's info frame is missing")
+        self.info_opened = True
         if frame.flags & FLAG_ZSTD:
             try:
                 message = decompress(message, frame.raw_size)

@@ -44,6 +44,13 @@ def nacl_bindings() -> Any:
     return nacl.bindings
 
 
+def _crypto_error() -> tuple[type[Exception], ...]:
+    from nacl.exceptions import CryptoError
+
+    # PyNaCl raises the builtin ValueError for some inputs of the wrong size.
+    return CryptoError, ValueError
+
+
 def _public_blob(public_key: bytes) -> bytes:
     return _ssh_string(KEY_TYPE) + _ssh_string(public_key)
 
@@ -153,10 +160,10 @@ def parse_key(text: bytes, what: str) -> SecretKey:
         raise TerseReadError(f"{what}: the private key's check numbers differ (damaged)")
     if key_type != KEY_TYPE or pk != public_key or len(sk) != 64 or sk[32:] != public_key:
         raise TerseReadError(f"{what}: the private key does not match its public key (damaged)")
-    nacl = nacl_bindings()
+    sodium = nacl_bindings()
     # Without PyNaCl the seed cannot be checked here; opening a file needs PyNaCl anyway.
-    if nacl is not None:
-        derived, _ = nacl.crypto_sign_seed_keypair(sk[:32])
+    if sodium is not None:
+        derived, _ = sodium.crypto_sign_seed_keypair(sk[:32])
         if derived != public_key:
             raise TerseReadError(f"{what}: the private key does not match its public key (damaged)")
     return SecretKey(public_key, sk, comment.decode("utf-8", "replace"), what)
@@ -230,8 +237,8 @@ def parse_seal_frame(payload: bytes) -> SealFrame:
 class FileOpener:
     """One sealed file's key, opened with the private key it was sealed to."""
 
-    def __init__(self, nacl: Any, file_key: bytes, seal_payload: bytes) -> None:
-        self._nacl = nacl
+    def __init__(self, sodium: Any, file_key: bytes, seal_payload: bytes) -> None:
+        self._sodium = sodium
         self._file_key = file_key
         self._seal_payload = seal_payload
 
@@ -240,8 +247,8 @@ class FileOpener:
         """Raises ``ValueError`` saying why the file cannot be opened; its message starts with
         the words that follow "file is"."""
         sealed_to = fingerprint(seal.recipient)
-        nacl = nacl_bindings()
-        if nacl is None:
+        sodium = nacl_bindings()
+        if sodium is None:
             raise ValueError(f"sealed to key {sealed_to}; opening it {NACL_MISSING}")
         key = next((k for k in keys if k.public_key == seal.recipient), None)
         if key is None:
@@ -249,34 +256,35 @@ class FileOpener:
                 raise ValueError(f"sealed to key {sealed_to}; give its private key with key=FILE or TERSE_KEY")
             given = ", ".join(k.fingerprint for k in keys)
             raise ValueError(f"sealed to key {sealed_to}; the key given is {given}, not that one")
-        import nacl.exceptions
-
+        crypto_error = _crypto_error()
         try:
-            x_pk = nacl.crypto_sign_ed25519_pk_to_curve25519(key.public_key)
-            x_sk = nacl.crypto_sign_ed25519_sk_to_curve25519(key.secret)
-        except nacl.exceptions.CryptoError:
+            x_pk = sodium.crypto_sign_ed25519_pk_to_curve25519(key.public_key)
+            x_sk = sodium.crypto_sign_ed25519_sk_to_curve25519(key.secret)
+        except crypto_error:
             raise ValueError(f"the key {sealed_to} cannot be used for X25519") from None
         try:
-            file_key = nacl.crypto_box_seal_open(seal.sealed_key, x_pk, x_sk)
-        except nacl.exceptions.CryptoError:
+            file_key = sodium.crypto_box_seal_open(seal.sealed_key, x_pk, x_sk)
+        except crypto_error:
             raise SealChanged(f"sealed to key {sealed_to}, but its file key does not open with it: "
                               "the seal frame was changed") from None
-        return cls(nacl, file_key, seal.payload)
+        return cls(sodium, file_key, seal.payload)
 
-    def open_frame(self, header: bytes, stored: bytes) -> bytes | None:
-        """§11.2: the message a sealed frame's stored payload holds, or None when it does not
-        authenticate. ``header`` is the frame header as stored (its first 16 bytes are used)."""
+    def open_frame(self, header: bytes, stored: bytes) -> tuple[int, bytes] | None:
+        """§11.2: the counter and the message of a sealed frame's stored payload, or None when
+        it does not authenticate. ``header`` is the frame header as stored (its first 16 bytes
+        are bound)."""
         if len(stored) < OVERHEAD_BYTES:
             return None
-        import nacl.exceptions
-
-        nonce = stored[:COUNTER_BYTES] + bytes(16)
+        (counter,) = struct.unpack_from("<Q", stored)
+        nonce = bytes(stored[:COUNTER_BYTES]) + bytes(16)
         ad = bytes(header[:16]) + self._seal_payload
+        # PyNaCl takes the ciphertext with its tag behind it: the stored bytes after the counter.
         try:
-            return bytes(self._nacl.crypto_aead_xchacha20poly1305_ietf_decrypt(bytes(stored[COUNTER_BYTES:]), ad,
-                                                                               nonce, self._file_key))
-        except nacl.exceptions.CryptoError:
+            message = self._sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(bytes(stored[COUNTER_BYTES:]), ad,
+                                                                              nonce, self._file_key)
+        except _crypto_error():
             return None
+        return int(counter), bytes(message)
 
 
 class SealChanged(ValueError):

@@ -18,6 +18,7 @@
 #include <catch2/catch.hpp>
 
 #include <terse/detail/test_hooks.hpp>
+#include <terse/seal.hpp>
 
 #include "test_support.hpp"
 
@@ -30,16 +31,17 @@ constexpr int kPerThread = 5000;
 
 // Logs from several threads, then dies by `crash` without flush or stop.
 int crash_child(const std::string& directory, const std::function<void()>& crash, bool handler = true,
-                const std::function<void()>& before_start = {}) {
+                const std::function<void()>& before_start = {}, const std::string& encrypt_to = {}) {
   pid_t pid = ::fork();
   if (pid == 0) {
     // The test runner's own fatal-signal handlers are not the subject here.
-    for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(signal_number, SIG_DFL);
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM}) ::signal(signal_number, SIG_DFL);
     std::set_terminate(nullptr);
     if (before_start) before_start();
     terse::detail::deliver_to_terse_threads_for_tests(SIGUSR1);  // stall_io_threads()
     terse::Config config = test_config(directory);
     config.crash_handler = handler;
+    config.encrypt_to = encrypt_to;
     terse::start(config);
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
@@ -234,3 +236,80 @@ TEST_CASE("a thread that overflows its stack still gets the log written") {
   REQUIRE(decoded.lines.size() == kThreads * kPerThread + 2);
   CHECK(decoded.lines.back().message == "recursing from a logging thread 1");
 }
+
+#ifdef TERSE_TEST_SEALED
+
+namespace {
+
+// A key pair in `dir`: the public key file's path, and the private key.
+std::pair<std::string, terse::seal::SecretKey> sealing_keys(const TempDir& dir) {
+  auto pair = terse::seal::new_key_pair("crash test");
+  REQUIRE(pair);
+  write_file(dir / "key", pair->secret);
+  write_file(dir / "key.pub", pair->public_line);
+  auto secret = terse::seal::read_secret_key(dir / "key");
+  REQUIRE(secret);
+  return {dir / "key.pub", *secret};
+}
+
+Decoded decode_sealed(const std::string& directory, const terse::seal::SecretKey& key, std::string& all_bytes) {
+  Decoded all;
+  for (const auto& file : log_files(directory)) {
+    std::string bytes = read_file(file);
+    all_bytes += bytes;
+    Decoded one = decode_bytes(bytes, {key});
+    all.lines.insert(all.lines.end(), one.lines.begin(), one.lines.end());
+    all.problems.insert(all.problems.end(), one.problems.begin(), one.problems.end());
+    all.summaries.insert(all.summaries.end(), one.summaries.begin(), one.summaries.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a sealed file: a crash closes it with its end frame, and every record opens with the key") {
+  TempDir keys, dir;
+  auto [public_key, secret] = sealing_keys(keys);
+  for (int signal_number : {SIGSEGV, SIGTERM}) {
+    INFO("signal " << signal_number);
+    TempDir logs;
+    int status = crash_child(
+        logs.path(), [signal_number] { ::raise(signal_number); }, true, {}, public_key);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal_number);
+    std::string bytes;
+    Decoded decoded = decode_sealed(logs.path(), secret, bytes);
+    for (const auto& p : decoded.problems) FAIL_CHECK(p.what);
+    for (const auto& s : decoded.summaries) CHECK(s.intact());
+    REQUIRE(decoded.lines.size() == kThreads * kPerThread + 1);
+    CHECK(decoded.lines.back().message == "about to crash 1");
+    CHECK(bytes.find("about to crash") == std::string::npos);
+  }
+}
+
+TEST_CASE("a sealed file: when the IO threads cannot help, the crash handler seals what it writes") {
+  TempDir keys, dir;
+  auto [public_key, secret] = sealing_keys(keys);
+  int status = crash_child(
+      dir.path(),
+      [] {
+        terse::flush();
+        stall_io_threads();
+        for (int i = 0; i < 500; ++i) TERSE_ERROR("after the IO threads stopped {} {:.1f}", i, i * 0.5);
+        ::raise(SIGSEGV);
+      },
+      true, {}, public_key);
+  REQUIRE(WIFSIGNALED(status));
+  std::string bytes;
+  Decoded decoded = decode_sealed(dir.path(), secret, bytes);
+  for (const auto& s : decoded.summaries) {
+    CHECK(s.damaged == 0);
+    CHECK(s.tampered == 0);
+  }
+  REQUIRE(decoded.lines.size() == kThreads * kPerThread + 1 + 500);
+  CHECK(decoded.lines.back().message == "after the IO threads stopped 499 249.5");
+  // The crash path's frames are stored uncompressed: in the clear, the text would be there.
+  CHECK(bytes.find("after the IO threads stopped") == std::string::npos);
+}
+
+#endif

@@ -2,15 +2,19 @@
 
 Run by ctest (tests/python/CMakeLists.txt), which passes in the environment:
 TERSE_CLI (the terse binary of this build), TERSE_PYTHON_WRITER (a program that logs through
-the public API), TERSE_PYTHON_PACKAGE (the package's source folder), TERSE_TEST_DATA (golden
-files) and TERSE_FUZZ_CORPUS. Every record is compared with what `terse cat -o json` prints
-for it; records the reader renders exactly must also match `terse cat --utc` line for line.
+the public API), TERSE_DEMO (the example program, which takes TERSE_ENCRYPT_TO from the
+environment and so writes sealed files), TERSE_PYTHON_PACKAGE (the package's source folder),
+TERSE_TEST_DATA (golden files) and TERSE_FUZZ_CORPUS. Every record is compared with what
+`terse cat -o json` prints for it; records the reader renders exactly must also match
+`terse cat --utc` line for line.
 """
 
 from __future__ import annotations
 
+import base64
 import collections
 import glob
+import importlib.util
 import json
 import os
 import random
@@ -36,7 +40,7 @@ PACKAGE = _env("TERSE_PYTHON_PACKAGE")
 sys.path.insert(0, PACKAGE)
 
 import terse_reader  # noqa: E402
-from terse_reader.frames import SYNC, Frame, FrameReader, crc32c  # noqa: E402
+from terse_reader.frames import MAGIC, SYNC, Frame, FrameReader, crc32c  # noqa: E402
 from terse_reader.records import Calibration, Clock, StreamDecoder  # noqa: E402
 
 CLI = _env("TERSE_CLI")
@@ -54,14 +58,15 @@ def cli(*args: str) -> list[str]:
 
 
 def compare(label: str, records: list[terse_reader.Record], json_lines: list[str], text_lines: list[str] | None,
-            text_of=lambda r: r.text()) -> None:
+            text_of=lambda r: r.text(), tally: bool = True) -> None:
     """Every record's dict equals the CLI's JSON object (its message too, unless the reader
-    flagged it as not exact); exact records' text equals the CLI's text line."""
+    flagged it as not exact); exact records' text equals the CLI's text line. ``tally=False``
+    leaves the records out of the shares printed at the end (the same records read again)."""
     expected = [json.loads(line) for line in json_lines]
     assert len(records) == len(expected), f"{label}: {len(records)} records, the CLI printed {len(expected)}"
     if text_lines is not None:
         assert len(text_lines) == len(expected)
-    share = SHARES[label]
+    share = SHARES[label] if tally else [0, 0]
     for i, (record, want) in enumerate(zip(records, expected)):
         got = dict(record)
         exact = got.pop("rendered_exactly", True)
@@ -77,9 +82,10 @@ def compare(label: str, records: list[terse_reader.Record], json_lines: list[str
                 assert text_of(record) == text_lines[i], f"{label} record {i} text"
 
 
-def read_all(path: str | Path, utc: bool = False) -> tuple[list[terse_reader.Record], list[terse_reader.Problem]]:
+def read_all(path: str | Path, utc: bool = False,
+             **kwargs) -> tuple[list[terse_reader.Record], list[terse_reader.Problem]]:
     problems: list[terse_reader.Problem] = []
-    records = list(terse_reader.read(str(path), on_problem=problems.append, utc=utc))
+    records = list(terse_reader.read(str(path), on_problem=problems.append, utc=utc, **kwargs))
     return records, problems
 
 
@@ -337,3 +343,401 @@ def test_to_dataframe_without_pandas_says_what_is_missing() -> None:
     done = subprocess.run([sys.executable, "-c", probe, str(DATA / "golden-v2.0.tlog")], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE})
     assert "needs pandas" in done.stdout, done.stderr
+
+
+# ---- 5. sealed files (FORMAT.md §11) --------------------------------------------------------
+
+
+class KeyPair:
+    """A key pair `terse keygen` made, and the fingerprint it printed for it."""
+
+    def __init__(self, secret: Path, fingerprint: str) -> None:
+        self.secret = secret
+        self.public = Path(f"{secret}.pub")
+        self.fingerprint = fingerprint
+
+
+def keygen(path: Path) -> KeyPair:
+    done = subprocess.run([CLI, "keygen", str(path)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and "without libsodium" in done.stderr:
+        pytest.skip("this terse was built without libsodium, so nothing here writes sealed files")
+    assert done.returncode == 0, done.stderr
+    printed = dict(line.split(":", 1) for line in done.stdout.splitlines())
+    return KeyPair(path, printed["fingerprint"].strip())
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory) -> tuple[KeyPair, KeyPair]:
+    """The key the files are sealed to, and another."""
+    out = tmp_path_factory.mktemp("keys")
+    pairs = keygen(out / "logs-key"), keygen(out / "other-key")
+    if importlib.util.find_spec("nacl") is None:
+        pytest.fail("terse seals files here, and reading them needs PyNaCl: install python3-nacl "
+                    "(scripts/deps.sh test)")
+    return pairs
+
+
+def write_sealed(directory: Path, public: Path) -> Path:
+    """The file the demo program writes with TERSE_ENCRYPT_TO=public, as a sealing service would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TERSE_")}
+    env.update(TERSE_ENCRYPT_TO=str(public), TERSE_CONSOLE="off")
+    subprocess.run([_env("TERSE_DEMO"), str(directory)], check=True, capture_output=True, timeout=120, env=env)
+    files = sorted(directory.glob("*.tlog"))
+    assert len(files) == 1
+    return files[0]
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory, keys: tuple[KeyPair, KeyPair]) -> Path:
+    return write_sealed(tmp_path_factory.mktemp("sealed"), keys[0].public)
+
+
+def frames_of(data: bytes) -> list[bytearray]:
+    """An intact file's frames after its preamble, each its header and stored payload."""
+    frames, pos = [], 16
+    while pos < len(data):
+        (stored,) = struct.unpack_from("<I", data, pos + 8)
+        frames.append(bytearray(data[pos : pos + 24 + stored]))
+        pos += 24 + stored
+    return frames
+
+
+def checksummed(frame: bytearray) -> bytearray:
+    """The frame with good checksums again, so that a change gets past §9 to the seal."""
+    frame[16:20] = struct.pack("<I", crc32c(bytes(frame[24:])))
+    frame[20:24] = struct.pack("<I", crc32c(bytes(frame[:20])))
+    return frame
+
+
+def with_frames(data: bytes, frames: list[bytearray], path: Path) -> Path:
+    path.write_bytes(data[:16] + b"".join(bytes(f) for f in frames))
+    return path
+
+
+def test_a_sealed_file_read_with_its_key_matches_the_cli(sealed: Path, keys: tuple[KeyPair, KeyPair]) -> None:
+    data = sealed.read_bytes()
+    assert data[8:12] == b"\x03\x00\x00\x00", "a sealed file is a 3.0 file"
+    frames = frames_of(data)
+    assert frames[0][4] == 8 and all(f[5] & 0x02 for f in frames[1:]), "the seal frame, then sealed frames"
+    key = str(keys[0].secret)
+    records, problems = read_all(sealed, key=key)
+    assert problems == []
+    assert len(records) > 1000
+    compare("sealed file", records, cli("cat", "--key", key, "-o", "json", str(sealed)),
+            cli("cat", "--key", key, str(sealed)))
+    records, problems = read_all(sealed.parent, key=key)
+    assert problems == []
+    compare("sealed directory", records, cli("cat", "--key", key, "-o", "json", str(sealed.parent)), None,
+            tally=False)
+
+
+def test_keys_may_be_a_list_a_loaded_key_or_terse_key(sealed: Path, keys: tuple[KeyPair, KeyPair],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    right, other = keys
+    count = len(read_all(sealed, key=right.secret)[0])
+    loaded = terse_reader.load_key(right.secret)
+    for key in ([str(other.secret), str(right.secret)], loaded, [terse_reader.load_key(other.secret), right.secret]):
+        records, problems = read_all(sealed, key=key)
+        assert problems == [] and len(records) == count
+    monkeypatch.setenv("TERSE_KEY", str(right.secret))
+    records, problems = read_all(sealed)
+    assert problems == [] and len(records) == count
+    if importlib.util.find_spec("pandas") is not None:
+        assert len(terse_reader.to_dataframe(sealed)) == count
+    records, problems = read_all(sealed, key=[])
+    assert records == [] and len(problems) == 1
+
+
+def test_fingerprints_are_what_keygen_and_ssh_keygen_print(keys: tuple[KeyPair, KeyPair]) -> None:
+    ssh_keygen = shutil.which("ssh-keygen")
+    for pair in keys:
+        key = terse_reader.load_key(pair.secret)
+        assert key.fingerprint == terse_reader.fingerprint(key.public_key) == pair.fingerprint
+        assert "SHA256:" in repr(key) and key.secret.hex() not in repr(key)
+        if ssh_keygen is not None:
+            listed = subprocess.run([ssh_keygen, "-l", "-f", str(pair.public)], capture_output=True, text=True,
+                                    check=True, timeout=120)
+            assert listed.stdout.split()[1] == key.fingerprint
+
+
+def test_a_sealed_file_without_its_key_names_the_key_it_needs(sealed: Path, tmp_path: Path,
+                                                              keys: tuple[KeyPair, KeyPair]) -> None:
+    right, other = keys
+    records, problems = read_all(sealed, key=[])
+    assert records == [] and cli("cat", "-o", "json", str(sealed)) == []
+    [problem] = problems
+    assert (problem.offset, problem.tampering, problem.torn_tail) == (16, False, False)
+    assert f"sealed to key {right.fingerprint}" in problem.reason and "TERSE_KEY" in problem.reason
+    records, problems = read_all(sealed, key=other.secret)
+    assert records == [] and cli("cat", "--key", str(other.secret), "-o", "json", str(sealed)) == []
+    [problem] = problems
+    assert right.fingerprint in problem.reason and other.fingerprint in problem.reason and not problem.tampering
+    # Without the key, §9 is all that is checked, and damage is not called tampering.
+    frames = frames_of(sealed.read_bytes())
+    frames[2][30] ^= 0x01
+    damaged = with_frames(sealed.read_bytes(), frames, tmp_path / "damaged.tlog")
+    records, problems = read_all(damaged, key=[])
+    assert records == [] and len(problems) == 2 and not any(p.tampering for p in problems)
+
+
+def _first(frames: list[bytearray], *types: int) -> int:
+    return next(i for i, f in enumerate(frames) if f[4] in types)
+
+
+def _flip_a_sealed_byte(frames: list[bytearray]) -> None:
+    at = _first(frames, 4, 6)
+    frames[at][24 + 8 + 3] ^= 0x20  # the ciphertext, not the counter
+    checksummed(frames[at])
+
+
+def _retype_the_dictionary(frames: list[bytearray]) -> None:
+    # The header is bound too: a frame passed off as another type does not authenticate.
+    at = _first(frames, 3)
+    frames[at][4] = 4
+    checksummed(frames[at])
+
+
+def _remove_the_calibration(frames: list[bytearray]) -> None:
+    del frames[_first(frames, 2)]
+
+
+def _repeat_the_dictionary(frames: list[bytearray]) -> None:
+    at = _first(frames, 3)
+    frames.insert(at + 1, bytearray(frames[at]))
+
+
+def _remove_the_info_frame(frames: list[bytearray]) -> None:
+    # It carries no frame number: only its counter, 0, says it was there (§11.3).
+    del frames[_first(frames, 1)]
+
+
+def _repeat_the_info_frame(frames: list[bytearray]) -> None:
+    frames.insert(_first(frames, 3), bytearray(frames[_first(frames, 1)]))
+
+
+def _append_after_the_end(frames: list[bytearray]) -> None:
+    frames.append(bytearray(frames[_first(frames, 4, 6)]))
+
+
+def _insert_a_clear_frame(frames: list[bytearray]) -> None:
+    plain = frames_of((DATA / "golden-v2.0.tlog").read_bytes())
+    frames.insert(2, plain[_first(plain, 2)])
+
+
+def _insert_a_second_seal(frames: list[bytearray]) -> None:
+    frames.insert(2, bytearray(frames[0]))
+
+
+def _insert_bytes_that_are_no_frame(frames: list[bytearray]) -> None:
+    frames[1] += b"no frame here"
+
+
+TAMPERING = {
+    "flipped byte": (_flip_a_sealed_byte, "fails authentication"),
+    "retyped frame": (_retype_the_dictionary, "fails authentication"),
+    "removed frame": (_remove_the_calibration, "missing"),
+    "repeated frame": (_repeat_the_dictionary, "repeated"),
+    "removed info frame": (_remove_the_info_frame, "info frame is missing"),
+    "repeated info frame": (_repeat_the_info_frame, "an info frame that is not the file's own"),
+    "frame after the end": (_append_after_the_end, "after the end frame"),
+    "frame in the clear": (_insert_a_clear_frame, "in the clear"),
+    "second seal frame": (_insert_a_second_seal, "seal frame inside the file"),
+    "bytes between frames": (_insert_bytes_that_are_no_frame, "skipped 13 bytes"),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPERING))
+def test_tampering_is_reported_and_only_authenticated_records_are_shown(case: str, sealed: Path, tmp_path: Path,
+                                                                        keys: tuple[KeyPair, KeyPair]) -> None:
+    tamper, words = TAMPERING[case]
+    frames = frames_of(sealed.read_bytes())
+    tamper(frames)
+    changed = with_frames(sealed.read_bytes(), frames, tmp_path / "changed.tlog")
+    key = str(keys[0].secret)
+    records, problems = read_all(changed, key=key)
+    assert any(words in p.reason for p in problems), problems
+    assert problems and all(p.tampering and p.reason.startswith("tampering: ") for p in problems), problems
+    compare("sealed, changed", records, cli("cat", "--key", key, "-o", "json", str(changed)), None, tally=False)
+    with pytest.raises(terse_reader.TerseReadError) as caught:
+        list(terse_reader.read(changed, key=key, strict=True))
+    assert caught.value.problem is not None and caught.value.problem.tampering
+
+
+def test_a_sealed_file_without_its_end_frame_is_a_torn_tail(sealed: Path, tmp_path: Path,
+                                                            keys: tuple[KeyPair, KeyPair]) -> None:
+    data = sealed.read_bytes()
+    frames = frames_of(data)
+    assert frames[-1][4] == 9
+    key = str(keys[0].secret)
+    count = len(cli("cat", "--key", key, "-o", "json", str(sealed)))
+    unclosed = with_frames(data, frames[:-1], tmp_path / "unclosed.tlog")
+    cut = tmp_path / "cut.tlog"
+    cut.write_bytes(data[:-10])  # inside the end frame
+    for path in (unclosed, cut):
+        records, problems = read_all(path, key=key)
+        assert len(records) == count
+        [problem] = problems
+        assert problem.torn_tail and not problem.tampering and "sealed file has no end frame" in problem.reason
+
+
+def test_changed_sealed_files_raise_nothing_foreign(sealed: Path, tmp_path: Path,
+                                                   keys: tuple[KeyPair, KeyPair]) -> None:
+    rng = random.Random(20261207)
+    data = sealed.read_bytes()
+    key = terse_reader.load_key(keys[0].secret)
+    count = len(read_all(sealed, key=key)[0])
+    for round_ in range(150):
+        frames = frames_of(data)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(frames))
+            choice = rng.random()
+            if choice < 0.5:
+                frames[at][rng.randrange(len(frames[at]))] ^= 1 << rng.randrange(8)
+            elif choice < 0.7:
+                del frames[at][rng.randrange(24, max(25, len(frames[at]))):]
+            elif choice < 0.85:
+                frames.insert(rng.randrange(len(frames) + 1), bytearray(frames[at]))
+            else:
+                del frames[at]
+            if frames and rng.random() < 0.8:
+                checksummed(frames[min(at, len(frames) - 1)])
+        changed = with_frames(data, frames, tmp_path / "changed.tlog")
+        try:
+            records, problems = within(20, lambda: read_all(changed, key=key))
+        except Hang:
+            pytest.fail(f"round {round_}: no result within 20 s")
+        # A change nothing reports would be a record shown that its writer did not log.
+        assert problems or len(records) == count, f"round {round_}"
+        compare("sealed, changed at random", records,
+                cli("cat", "--key", str(keys[0].secret), "-o", "json", str(changed)), None, tally=False)
+
+
+def sealed_by_the_spec(plain: bytes, recipient: bytes) -> bytes:
+    """The plain file sealed as FORMAT.md §11 says, by this test alone: that the reference reader
+    reads it back as the plain file checks the spec from the writing side too."""
+    from nacl import bindings as sodium
+
+    file_key = os.urandom(32)
+    seal = (b"\x01" + os.urandom(16) + recipient
+            + sodium.crypto_box_seal(file_key, sodium.crypto_sign_ed25519_pk_to_curve25519(recipient))
+            + struct.pack("<Q", 0x5EA1ED))
+
+    def frame(head: bytes, payload: bytes) -> bytes:
+        return bytes(checksummed(bytearray(head + bytes(8) + payload)))
+
+    def sealed_frame(type_: int, flags: int, raw_size: int, message: bytes, counter: int) -> bytes:
+        head = SYNC + struct.pack("<BBHII", type_, flags | 0x02, 0, len(message) + 24, raw_size)
+        nonce = struct.pack("<Q", counter) + bytes(16)
+        box = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(message, head + seal, nonce, file_key)
+        return frame(head, struct.pack("<Q", counter) + box)
+
+    preamble = MAGIC + struct.pack("<HH", 3, 0)
+    out = [preamble + struct.pack("<I", crc32c(preamble)), frame(SYNC + struct.pack("<BBHII", 8, 0, 0, len(seal),
+                                                                                    len(seal)), seal)]
+    frames = frames_of(plain)
+    assert frames[0][4] == 1, "the info frame comes first, and takes counter 0 (§11.3)"
+    for i, f in enumerate(frames):
+        (raw_size,) = struct.unpack_from("<I", f, 12)
+        # Counters after the info frame's 0 only need to differ (§11.3): gaps are allowed.
+        out.append(sealed_frame(f[4], f[5], raw_size, bytes(f[24:]), 3 * i))
+    end = bytes([len(frames)])  # the next frame number, one varint byte
+    assert len(frames) < 0x80
+    out.append(sealed_frame(9, 0, len(end), end, 3 * len(frames)))
+    return b"".join(out)
+
+
+def test_files_sealed_by_the_spec_alone_read_alike_in_both_readers(written: Path, tmp_path: Path,
+                                                                   keys: tuple[KeyPair, KeyPair]) -> None:
+    key = str(keys[0].secret)
+    recipient = terse_reader.load_key(key).public_key
+    plains = sorted(written.glob("*.tlog"))
+    for plain in plains:
+        sealed = tmp_path / plain.name
+        sealed.write_bytes(sealed_by_the_spec(plain.read_bytes(), recipient))
+        expected = cli("cat", "-o", "json", str(plain))
+        assert cli("cat", "--key", key, "-o", "json", str(sealed)) == expected
+        records, problems = read_all(sealed, key=key)
+        assert problems == []
+        compare("sealed by the spec", records, expected, cli("cat", str(plain)))
+    # One records frame of many changed: only its records go.
+    data = (tmp_path / plains[0].name).read_bytes()
+    frames = frames_of(data)
+    records_frames = [i for i, f in enumerate(frames) if f[4] in (4, 6)]
+    assert len(records_frames) > 2
+    at = records_frames[1]
+    frames[at][-5] ^= 0x01  # the tag
+    checksummed(frames[at])
+    changed = with_frames(data, frames, tmp_path / "changed.tlog")
+    records, problems = read_all(changed, key=key)
+    assert [p.offset for p in problems] == [16 + sum(len(f) for f in frames[:at])]
+    assert problems[0].tampering and "fails authentication" in problems[0].reason
+    intact = len(cli("cat", "-o", "json", str(plains[0])))
+    assert 0 < len(records) < intact
+    compare("sealed by the spec, changed", records, cli("cat", "--key", key, "-o", "json", str(changed)), None)
+
+
+def test_key_files_that_are_not_usable_keys_raise_naming_the_file(tmp_path: Path,
+                                                                 keys: tuple[KeyPair, KeyPair]) -> None:
+    text = keys[0].secret.read_text()
+    lines = text.splitlines()
+    blob = base64.b64decode("".join(lines[1:-1]))
+    magic = b"openssh-key-v1\0"
+    unlocked = magic + struct.pack(">I", 4) + b"none"
+    assert blob.startswith(unlocked)
+    locked = magic + struct.pack(">I", 10) + b"aes256-ctr" + blob[len(unlocked) :]
+    cases = {
+        "protected": ("\n".join([lines[0], base64.b64encode(locked).decode(), lines[-1]]) + "\n", "passphrase"),
+        "public": (keys[0].public.read_text(), "a public key"),
+        "cut": ("\n".join(lines[:2] + lines[-1:]) + "\n", "cut short"),
+        "text": ("not a key at all\n", "not an OpenSSH private key"),
+    }
+    for name, (content, words) in cases.items():
+        path = tmp_path / name
+        path.write_text(content)
+        # read() reads its keys at once, before any record is asked for.
+        with pytest.raises(terse_reader.TerseReadError, match=words) as caught:
+            terse_reader.read(DATA / "golden-v2.0.tlog", key=[keys[0].secret, path])
+        assert str(path) in str(caught.value)
+    with pytest.raises(terse_reader.TerseReadError, match="cannot read key file"):
+        terse_reader.load_key(tmp_path / "missing")
+
+
+def test_ssh_keygen_keys_open_sealed_files(tmp_path: Path, keys: tuple[KeyPair, KeyPair]) -> None:
+    ssh_keygen = shutil.which("ssh-keygen")
+    if ssh_keygen is None:
+        pytest.skip("ssh-keygen is not installed (Debian: openssh-client)")
+
+    def make(name: str, *args: str) -> Path:
+        path = tmp_path / name
+        subprocess.run([ssh_keygen, "-q", *args, "-f", str(path)], check=True, capture_output=True, timeout=120)
+        return path
+
+    key = make("id_ed25519", "-t", "ed25519", "-N", "", "-C", "ops")
+    loaded = terse_reader.load_key(key)
+    listed = subprocess.run([ssh_keygen, "-l", "-f", f"{key}.pub"], capture_output=True, text=True, check=True,
+                            timeout=120)
+    assert (loaded.fingerprint, loaded.comment) == (listed.stdout.split()[1], "ops")
+    sealed = write_sealed(tmp_path / "logs", Path(f"{key}.pub"))
+    records, problems = read_all(sealed, key=key)
+    assert problems == [] and records
+    compare("sealed to an ssh-keygen key", records, cli("cat", "--key", str(key), "-o", "json", str(sealed)), None)
+    for path, words in ((make("protected", "-t", "ed25519", "-N", "a passphrase"), "passphrase"),
+                        (make("id_ecdsa", "-t", "ecdsa", "-N", ""), "ecdsa-sha2-nistp256")):
+        with pytest.raises(terse_reader.TerseReadError, match=words) as caught:
+            terse_reader.read(sealed, key=path)
+        assert str(path) in str(caught.value)
+
+
+def test_without_pynacl_plain_files_read_and_sealed_ones_say_what_is_missing(sealed: Path,
+                                                                              keys: tuple[KeyPair, KeyPair]) -> None:
+    probe = ("import sys; sys.modules['nacl'] = None; import terse_reader\n"
+             "plain = list(terse_reader.read(sys.argv[1], key=sys.argv[3]))\n"
+             "problems = []\n"
+             "sealed = list(terse_reader.read(sys.argv[2], key=sys.argv[3], on_problem=problems.append))\n"
+             "print(len(plain), len(sealed), len(problems)); print(problems[0].reason)\n")
+    golden = DATA / "golden-v2.0.tlog"
+    done = subprocess.run([sys.executable, "-c", probe, str(golden), str(sealed), str(keys[0].secret)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE})
+    counts, reason = done.stdout.splitlines()
+    assert counts == f"{len(read_all(golden)[0])} 0 1", done.stderr
+    assert "PyNaCl" in reason and keys[0].fingerprint in reason
