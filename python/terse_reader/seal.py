@@ -190,7 +190,10 @@ def load_keys(key: Any) -> list[SecretKey]:
     if key is None:
         env = os.environ.get("TERSE_KEY")
         return [load_key(env)] if env else []
-    items: Sequence[Any] = [key] if isinstance(key, (str, bytes, os.PathLike, SecretKey)) else list(key)
+    try:
+        items: Sequence[Any] = [key] if isinstance(key, (str, bytes, os.PathLike, SecretKey)) else list(key)
+    except TypeError:
+        items = [key]
     keys = []
     for item in items:
         if isinstance(item, SecretKey):
