@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -21,6 +22,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <terse/seal.hpp>
 #include <terse/terse.hpp>
 
 #include "harness.hpp"
@@ -73,6 +75,33 @@ class TerseFixedLevelLogger : public TerseLogger {
     config.fastest_compression_level = config.compression_level;
     terse::start(config);
   }
+};
+
+// terse sealing every file to a key (Config::encrypt_to): what sealing
+// costs the IO threads and the file. The key is TERSE_BENCH_SEAL_KEY's
+// public key file when set (bench/sealed.sh reads the files back with its
+// private half), else a throwaway one.
+class TerseSealedLogger : public TerseLogger {
+ public:
+  const char* name() const { return "terse sealed"; }
+  void start(const std::string& dir) {
+    terse::Config config = config_for(dir);
+    if (const char* key = std::getenv("TERSE_BENCH_SEAL_KEY")) {
+      config.encrypt_to = key;
+    } else {
+      auto pair = terse::seal::new_key_pair("bench");
+      if (!pair) throw std::runtime_error(pair.why());
+      config.encrypt_to = keys_.path() + "/key.pub";
+      std::FILE* out = std::fopen(config.encrypt_to.c_str(), "w");
+      if (out == nullptr) throw std::runtime_error("cannot write " + config.encrypt_to);
+      std::fputs(pair->public_line.c_str(), out);
+      std::fclose(out);
+    }
+    terse::start(config);
+  }
+
+ private:
+  TempDir keys_{"bench-seal-key"};
 };
 
 // terse with its own threads pinned (Config::cpus) to the first CPU the

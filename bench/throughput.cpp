@@ -211,6 +211,9 @@ int child_main(const std::string& logger_name, const std::string& run_name, std:
   } else if (logger_name == "terse-fixed-level") {
     bench::TerseFixedLevelLogger logger;
     result = run(logger, *scenario, records, dir);
+  } else if (logger_name == "terse-sealed") {
+    bench::TerseSealedLogger logger;
+    result = run(logger, *scenario, records, dir);
   } else if (logger_name == "terse-pinned") {
     bench::TersePinnedLogger logger;
     result = run(logger, *scenario, records, dir);

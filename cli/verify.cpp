@@ -72,6 +72,8 @@ bool verify_file(const std::string& path, const reader::ProblemHandler& on_probl
     for (std::size_t i = 0; i < summary.sealed_to.size(); ++i) notes += (i ? ", " : "") + summary.sealed_to[i];
     notes += ": " + std::to_string(summary.sealed_unopened) + " frames not opened, their contents not checked (no key)";
   }
+  // A file replaced by one that is not sealed would read as any old file does.
+  if (!keys.empty() && summary.sealed_to.empty()) notes += "; not sealed, so nothing in it is authenticated";
   const char* verdict = summary.tampered ? "TAMPERED" : intact ? "ok" : "DAMAGED";
   std::printf("%s: %s (%llu frames, %llu records%s)\n", path.c_str(), verdict,
               static_cast<unsigned long long>(summary.frames), static_cast<unsigned long long>(summary.stored_records),

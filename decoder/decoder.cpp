@@ -113,21 +113,21 @@ bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t n
   }
   auto gap = frame_gaps.upper_bound(number);
   if (gap == frame_gaps.begin() || (--gap)->second.first < number) {
-    damage(frame.offset, "frame " + std::to_string(number) + " repeats an earlier frame of the file; skipped");
+    frame_damage(frame.offset, "frame " + std::to_string(number) + " repeats an earlier frame of the file; skipped");
     return false;
   }
   auto [first, rest] = *gap;
   frame_gaps.erase(gap);
   if (first < number) frame_gaps.emplace(first, std::make_pair(number - 1, rest.second));
   if (number < rest.first) frame_gaps.emplace(number + 1, rest);
-  damage(frame.offset,
-         "frame " + std::to_string(number) + " is out of order: it comes after frame " + std::to_string(frame_high));
+  frame_damage(frame.offset,
+               "frame " + std::to_string(number) + " is out of order: it comes after frame " + std::to_string(frame_high));
   return true;
 }
 
 void StreamDecoder::State::report_missing_frames() {
   for (const auto& [first, rest] : frame_gaps)
-    damage(rest.second, frame_range(first, rest.first) + " missing before the frame at this offset");
+    frame_damage(rest.second, frame_range(first, rest.first) + " missing before the frame at this offset");
   frame_gaps.clear();
 }
 
@@ -169,9 +169,20 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
     if (opened_with) {
       opener = std::move(*opened_with);
       reader->set_sealed(true);
+      if (reader->version_major() != 0 && reader->version_major() < 3)
+        tampering(frame.offset, "a seal frame in a file of format " + std::to_string(reader->version_major()) +
+                                    ".x, which has none");
       return;
     }
     why = opened_with.why();
+    bool key_given = std::any_of(keys.begin(), keys.end(), [&](const seal::SecretKey& key) {
+      return key.public_key.ed25519 == seal->recipient;
+    });
+    if (key_given) {
+      // Its recipient's key is there and does not open it: the seal frame was changed.
+      tampering(frame.offset, "file is " + why);
+      return;
+    }
     if (!keys.empty()) {
       // A key was given and it is not this file's: its contents cannot be
       // checked, which is worth a problem of its own.
@@ -274,6 +285,11 @@ bool StreamDecoder::State::next(Record& record) {
       continue;
     }
     bool first_frame = !std::exchange(frames_in_file, true);
+    if (first_frame && reader->version_major() == 3 &&
+        frame.type != static_cast<std::uint8_t>(schema::FrameType::seal)) {
+      // FORMAT.md §11: only a sealed file is 3.0.
+      frame_damage(frame.offset, "a file of format 3.x that does not start with its seal frame");
+    }
     if (frame.type == static_cast<std::uint8_t>(schema::FrameType::seal)) {
       if (first_frame) {
         seal_frame(frame);

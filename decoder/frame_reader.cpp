@@ -50,6 +50,11 @@ void FrameReader::report(std::uint64_t offset, std::string what) {
   if (reporter_) reporter_(Problem{source_, offset, std::move(what), false, false, sealed_});
 }
 
+void FrameReader::report_content(std::uint64_t offset, std::string what) {
+  ++summary_.damaged;
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false});
+}
+
 void FrameReader::report_torn_tail(std::uint64_t offset, std::string what) {
   summary_.torn_tail = true;
   if (reporter_) reporter_(Problem{source_, offset, std::move(what), true});
@@ -179,6 +184,7 @@ std::optional<FrameReader::Event> FrameReader::read_preamble() {
   }
   file_offset_ = offset;
   sealed_ = false;
+  version_major_ = schema::preamble_crc_ok(p) ? preamble.version_major : 0;
   pos_ += schema::kPreambleSize;
   at_file_start_ = false;
   return Event::file_start;

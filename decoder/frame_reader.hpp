@@ -42,7 +42,14 @@ class FrameReader {
   // §11.5): the writer never leaves them so.
   void set_sealed(bool sealed) { sealed_ = sealed; }
   bool sealed() const { return sealed_; }
+  // Damage to the file's frames: their bytes, their order.
   void report(std::uint64_t offset, std::string what);
+  // A problem inside a frame that was read whole (and, sealed, authenticated):
+  // what its writer wrote, never tampering.
+  void report_content(std::uint64_t offset, std::string what);
+  // The current file's major version, from its preamble (FORMAT.md §2); 0
+  // when the preamble's checksum failed.
+  std::uint16_t version_major() const { return version_major_; }
   void report_torn_tail(std::uint64_t offset, std::string what);
 
  private:
@@ -67,6 +74,7 @@ class FrameReader {
   bool at_file_start_ = true;
   bool live_ = false;
   bool sealed_ = false;
+  std::uint16_t version_major_ = 0;
   std::uint64_t file_offset_ = 0;
   std::uint64_t losses_ = 0;
 };

@@ -321,7 +321,13 @@ struct StreamDecoder::State {
 
   std::int64_t to_unix_ns(std::uint64_t ticks) const { return clock.to_unix_ns(ticks); }
 
+  // A problem in what a frame holds.
   void damage(std::uint64_t offset, std::string what) {
+    if (!quiet) reader->report_content(offset, std::move(what));
+  }
+  // A problem with the frames themselves: tampering in a sealed file read
+  // with its key (FORMAT.md §11.5).
+  void frame_damage(std::uint64_t offset, std::string what) {
     if (!quiet) reader->report(offset, std::move(what));
   }
 
