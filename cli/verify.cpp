@@ -2,6 +2,7 @@
 // it is intact. Each file is read through terse::reader.
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -23,8 +24,10 @@ A sealed file (format 3.0) checked with its key (--key or TERSE_KEY) is
 TAMPERED when any byte was changed, a frame removed, repeated, moved or added
 in the clear, or its end cut off: its writer never leaves it so. One that its
 writer did not close (killed, crashed, still writing) ends without its end
-frame, which is reported like a torn tail. Without the key only the frames'
-checksums are checked, and verify says that the contents were not.
+frame, which is reported like a torn tail; a later file of the same run
+names it, though, when its end was cut off: verify on the directory then
+says TAMPERED. Without the key only the frames' checksums are checked, and
+verify says that the contents were not.
 
 Examples:
   terse verify logs/
@@ -33,7 +36,7 @@ Examples:
 
 // Checks one file and says what it found on stdout; true when it is intact.
 bool verify_file(const std::string& path, const reader::ProblemHandler& on_problem, unsigned threads,
-                 const std::vector<std::string>& keys) {
+                 const std::vector<std::string>& keys, std::vector<reader::Summary::SealedFile>& sealed) {
   std::uint64_t unformattable = 0;
   reader::Options options;
   options.report_open_failures = true;  // said, and counted as damage
@@ -61,6 +64,7 @@ bool verify_file(const std::string& path, const reader::ProblemHandler& on_probl
     }
   }
   reader::Summary summary = input.summary();
+  sealed = summary.sealed_files;
   bool intact = summary.damaged == 0 && !summary.torn_tail && unformattable == 0;
   std::string notes;
   if (summary.torn_tail) notes += ", torn tail";
@@ -92,12 +96,41 @@ CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o) {
   return verify;
 }
 
+// FORMAT.md §11.4: each sealed file names the file its writer closed just
+// before it. One so named that ends without its end frame had it cut off.
+// One so named that is not among the files checked may have been removed by
+// retention as well as by someone else, so that is only said.
+bool check_sealed_chain(const std::vector<std::pair<std::string, reader::Summary::SealedFile>>& files) {
+  std::map<std::string, std::pair<std::string, bool>> by_id;  // id -> path, ended
+  for (const auto& [path, file] : files) by_id[file.id] = {path, file.ended};
+  bool ok = true;
+  for (const auto& [path, file] : files) {
+    if (file.previous.empty()) continue;
+    auto before = by_id.find(file.previous);
+    if (before == by_id.end()) {
+      std::printf("%s: the file its writer closed before it is not among those checked (removed by retention, or "
+                  "by someone)\n",
+                  path.c_str());
+    } else if (!before->second.second) {
+      std::printf("%s: TAMPERED (its end was cut off: %s, which its writer wrote next, says it was closed)\n",
+                  before->second.first.c_str(), path.c_str());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 int run_verify(const VerifyOptions& o) {
   if (!read_keys(o.keys)) return kExitUsage;
   bool ok = true;
   ProblemReporter problems("terse", TornTails::report);
-  for (const auto& path : reader::expand_paths(o.paths, ok))
-    if (!verify_file(path, problems.handler(), decoding_threads(o.threads), o.keys)) ok = false;
+  std::vector<std::pair<std::string, reader::Summary::SealedFile>> sealed;
+  for (const auto& path : reader::expand_paths(o.paths, ok)) {
+    std::vector<reader::Summary::SealedFile> files;
+    if (!verify_file(path, problems.handler(), decoding_threads(o.threads), o.keys, files)) ok = false;
+    for (auto& file : files) sealed.emplace_back(path, std::move(file));
+  }
+  if (!check_sealed_chain(sealed)) ok = false;
   std::fflush(stdout);
   return ok ? kExitOk : kExitDamage;
 }

@@ -169,6 +169,7 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
     if (opened_with) {
       opener = std::move(*opened_with);
       reader->set_sealed(true);
+      sealed_file.id = to_hex(seal->file_id.data(), seal->file_id.size());
       if (reader->version_major() != 0 && reader->version_major() < 3)
         tampering(frame.offset, "a seal frame in a file of format " + std::to_string(reader->version_major()) +
                                     ".x, which has none");
@@ -247,7 +248,10 @@ bool StreamDecoder::State::open_sealed(Frame& frame) {
 // writer did not close it (killed, crashed, or still writing) or its end
 // was cut off; the file alone cannot tell which (README: sealed logs).
 void StreamDecoder::State::finish_file() {
-  if (!file_sealed || !opener || file_ended || live || quiet) return;
+  if (!file_sealed || !opener || live || quiet || sealed_file.id.empty()) return;
+  sealed_file.ended = file_ended;
+  summary.sealed_files.push_back(std::exchange(sealed_file, {}));
+  if (file_ended) return;
   file_ended = true;  // said once
   if (reporter)
     reporter(Problem{source, reader->position(),

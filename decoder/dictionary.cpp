@@ -65,6 +65,12 @@ void StreamDecoder::State::info(std::string_view payload) {
     std::uint8_t key;
     std::string_view value;
     if (!r.le(key) || !r.length_prefixed(value, payload.size())) return;  // ignorable, so never damage
+    // Authenticated only in a sealed file opened with its key.
+    if (key == static_cast<std::uint8_t>(schema::InfoKey::previous_file) && opener &&
+        value.size() == seal::kFileIdBytes) {
+      sealed_file.previous = to_hex(value.data(), value.size());
+      continue;
+    }
     if (key != static_cast<std::uint8_t>(schema::InfoKey::private_values) || value.size() > 16) continue;
     auto& seen = summary.private_values;
     if (std::find(seen.begin(), seen.end(), value) == seen.end() && seen.size() < 3) seen.emplace_back(value);

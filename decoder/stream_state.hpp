@@ -43,6 +43,18 @@ inline constexpr std::size_t kDirectIndex = 1 << 16;
 using detail::Frame;
 using detail::FrameReader;
 
+// A sealed file's id (FORMAT.md §11.1) as the Summary gives it.
+inline std::string to_hex(const void* bytes, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  std::string hex;
+  for (std::size_t i = 0; i < size; ++i) {
+    hex += kDigits[p[i] >> 4];
+    hex += kDigits[p[i] & 15];
+  }
+  return hex;
+}
+
 namespace detail {
 
 // A records or flight frame that the reading thread of a ParallelDecoder
@@ -118,6 +130,7 @@ struct StreamDecoder::State {
   std::optional<seal::FileOpener> opener;
   bool file_ended = false;
   bool info_opened = false;     // the sealed file's info frame came
+  Summary::SealedFile sealed_file;  // the current file's, once opened
   bool frames_in_file = false;  // a frame came after the preamble
   std::string opened;
   bool open_sealed(Frame& frame);
@@ -265,6 +278,7 @@ struct StreamDecoder::State {
     opener.reset();
     file_ended = false;
     info_opened = false;
+    sealed_file = {};
     frames_in_file = false;
     frame_high = 0;
     unknown_frames = 0;

@@ -392,6 +392,7 @@ Summary Reader::summary() const {
   s.tampered = totals.tampered;
   s.sealed_unopened = totals.sealed_unopened;
   s.sealed_to = totals.sealed_to;
+  for (const auto& file : totals.sealed_files) s.sealed_files.push_back({file.id, file.previous, file.ended});
   return s;
 }
 

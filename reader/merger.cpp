@@ -206,6 +206,7 @@ decoder::Summary Merger::totals() const {
     total.raw_bytes += s.raw_bytes;
     total.torn_tail = total.torn_tail || s.torn_tail;
     total.tampered += s.tampered;
+    total.sealed_files.insert(total.sealed_files.end(), s.sealed_files.begin(), s.sealed_files.end());
     total.sealed_unopened += s.sealed_unopened;
     for (const auto& key : s.sealed_to)
       if (std::find(total.sealed_to.begin(), total.sealed_to.end(), key) == total.sealed_to.end())

@@ -225,6 +225,7 @@ void Source::count(const decoder::Summary& summary) {
   totals_.raw_bytes += summary.raw_bytes;
   totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
   totals_.tampered += summary.tampered;
+  totals_.sealed_files.insert(totals_.sealed_files.end(), summary.sealed_files.begin(), summary.sealed_files.end());
   totals_.sealed_unopened += summary.sealed_unopened;
   for (const auto& key : summary.sealed_to)
     if (std::find(totals_.sealed_to.begin(), totals_.sealed_to.end(), key) == totals_.sealed_to.end())

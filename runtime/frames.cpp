@@ -106,7 +106,7 @@ std::uint64_t new_run_id() {
   return id;
 }
 
-std::string info_payload(std::uint32_t sequence, std::uint64_t run_id) {
+std::string info_payload(std::uint32_t sequence, std::uint64_t run_id, std::string_view previous_file) {
   std::string info;
   auto put_info = [&](schema::InfoKey key, const std::string& value) {
     put_entry(info, static_cast<std::uint8_t>(key), value);
@@ -122,6 +122,7 @@ std::string info_payload(std::uint32_t sequence, std::uint64_t run_id) {
   std::string run_id_bytes;
   wire::put_le<std::uint64_t>(run_id_bytes, run_id);
   put_info(schema::InfoKey::run_id, run_id_bytes);
+  if (!previous_file.empty()) put_info(schema::InfoKey::previous_file, std::string(previous_file));
   return info;
 }
 
@@ -383,12 +384,22 @@ void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, c
     sealer_ = *sealer;
     seal_counter_ = 0;
   }
-  append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_), 0);
+  // FORMAT.md §11.4: a sealed file names the file its writer closed before
+  // it, so that a reader finds that file's end cut off, or the file gone.
+  std::string previous;
+  if (sealer_.ready() && ended_file_)
+    previous.assign(reinterpret_cast<const char*>(ended_file_->data()), ended_file_->size());
+  ended_file_.reset();
+  append_frame(out, schema::FrameType::info, info_payload(sequence, run_id_, previous), 0);
   append_calibration(out, calibration);
 }
 
 void FrameEncoder::append_end(std::string& out) {
-  if (sealer_.ready()) append_frame(out, schema::FrameType::end, {}, 0);
+  if (!sealer_.ready()) return;
+  append_frame(out, schema::FrameType::end, {}, 0);
+  std::array<unsigned char, seal::kFileIdBytes> id;
+  std::memcpy(id.data(), sealer_.seal_payload().data() + 1, id.size());  // FORMAT.md §11.1: after the scheme
+  ended_file_ = id;
 }
 
 RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {

@@ -3,7 +3,9 @@
 // boundaries; and the opening frames of every file.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,6 +60,9 @@ class FrameEncoder {
   void append_end(std::string& out);
   // Files sealed to this key from the next file on; null: not sealed.
   void seal_to(const seal::PublicKey* recipient) { recipient_ = recipient; }
+  // The end frame appended last did not reach its file: the next file must
+  // not say that file was closed.
+  void forget_ended_file() { ended_file_.reset(); }
   // The current file's sealer, for the crash path; not ready() when the
   // file is not sealed.
   const seal::FileSealer& sealer() const { return sealer_; }
@@ -106,6 +111,9 @@ class FrameEncoder {
   // frame numbers it never goes back: a frame that did not reach the file
   // may still have reached the disk in part.
   std::uint64_t seal_counter_ = 0;
+  // The id of the sealed file whose end frame was appended last, for the
+  // next file's info (FORMAT.md §4 key 10).
+  std::optional<std::array<unsigned char, seal::kFileIdBytes>> ended_file_;
 };
 
 // The records of consecutive batches (in columns) joined into one FORMAT.md

@@ -146,7 +146,7 @@ void Writer::end_file() {
   if (!file_started_ || !frames_.sealer().ready() || !descriptor_is_ours()) return;
   std::string end;
   frames_.append_end(end);
-  append_to_file(end);
+  if (!append_to_file(end)) frames_.forget_ended_file();
 }
 
 // A process about to die of a signal leaves its sealed file closed, as

@@ -259,6 +259,16 @@ struct Summary {
   std::uint64_t tampered = 0;
   std::uint64_t sealed_unopened = 0;
   std::vector<std::string> sealed_to;
+  // Each sealed file opened, read to its end: its id, the id of the file its
+  // writer closed before it (FORMAT.md §4 key 10; empty: none), both in hex,
+  // and whether it ends with its end frame. Files of one run form a chain,
+  // which `terse verify` follows to find a file cut short or gone.
+  struct SealedFile {
+    std::string id;
+    std::string previous;
+    bool ended = false;
+  };
+  std::vector<SealedFile> sealed_files;
   bool intact() const { return damaged == 0 && !torn_tail; }
 };
 

@@ -333,6 +333,17 @@ struct Summary {
   std::uint64_t tampered = 0;
   std::uint64_t sealed_unopened = 0;
   std::vector<std::string> sealed_to;
+  // Each sealed file opened and read to its end, in reading order: its id,
+  // the id of the file its writer closed just before it (empty: none), in
+  // hex, and whether it ends with its end frame. A file whose successor
+  // names it but that has no end frame was cut short; a name that no file
+  // has is a file gone (`terse verify` checks both).
+  struct SealedFile {
+    std::string id;
+    std::string previous;
+    bool ended = false;
+  };
+  std::vector<SealedFile> sealed_files;
 };
 
 // Renders one record on a decoding thread; see Reader::decode_parallel.

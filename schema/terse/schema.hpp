@@ -64,6 +64,9 @@ enum class InfoKey : std::uint8_t {
   created_unix_ns = 7,
   private_values = 8,
   run_id = 9,  // 1.3
+  // 3.0, sealed files only (FORMAT.md §11.4): the file id of the file its
+  // writer closed, with an end frame, just before it opened this one.
+  previous_file = 10,
 };
 
 // FORMAT.md §6: dictionary entries.

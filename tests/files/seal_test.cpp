@@ -315,6 +315,24 @@ TEST_CASE("rolled sealed files each have a key of their own and an end frame") {
   }
   CHECK(seals.size() == files.size());
   CHECK(got == expected);
+
+  // Each file names the one closed before it (FORMAT.md §4 key 10), so that
+  // verify finds a file whose end was cut off, though it reads alone like
+  // one its writer never closed.
+  Run whole = run_terse({"verify", "--key", keys.secret_path, dir / "logs"});
+  INFO(whole.out << whole.err);
+  CHECK(whole.exit_code == 0);
+  CHECK(!mentions(whole.out, "TAMPERED"));
+  std::string first = read_file(files[0]);
+  auto first_frames = frames_of(first);
+  write_file(files[0], first.substr(0, first_frames.back().offset));
+  Run cut = run_terse({"verify", "--key", keys.secret_path, dir / "logs"});
+  INFO(cut.out << cut.err);
+  CHECK(cut.exit_code == 1);
+  CHECK(mentions(cut.out, std::filesystem::path(files[0]).filename().string() + ": TAMPERED (its end was cut off"));
+  std::filesystem::remove(files[1]);
+  Run gone = run_terse({"verify", "--key", keys.secret_path, dir / "logs"});
+  CHECK(mentions(gone.out, "is not among those checked"));
 }
 
 TEST_CASE("key files: OpenSSH's ed25519 keys work, and bad ones get a clear error") {
