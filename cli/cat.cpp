@@ -134,7 +134,7 @@ class CatRun {
     if (!out_.flush()) return exit_code_of(out_.state());
     reader::Summary summary = reader_->summary();
     return summary.unreadable_inputs == 0 && summary.damaged == 0 && summary.sealed_unopened == 0 ? kExitOk
-                                                                                                : kExitDamage;
+                                                                                                  : kExitDamage;
   }
 
  private:

@@ -108,9 +108,10 @@ bool check_sealed_chain(const std::vector<std::pair<std::string, reader::Summary
     if (file.previous.empty()) continue;
     auto before = by_id.find(file.previous);
     if (before == by_id.end()) {
-      std::printf("%s: the file its writer closed before it is not among those checked (removed by retention, or "
-                  "by someone)\n",
-                  path.c_str());
+      std::printf(
+          "%s: the file its writer closed before it is not among those checked (removed by retention, or "
+          "by someone)\n",
+          path.c_str());
     } else if (!before->second.second) {
       std::printf("%s: TAMPERED (its end was cut off: %s, which its writer wrote next, says it was closed)\n",
                   before->second.first.c_str(), path.c_str());

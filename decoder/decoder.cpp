@@ -120,8 +120,8 @@ bool StreamDecoder::State::frame_number_fits(const Frame& frame, std::uint64_t n
   frame_gaps.erase(gap);
   if (first < number) frame_gaps.emplace(first, std::make_pair(number - 1, rest.second));
   if (number < rest.first) frame_gaps.emplace(number + 1, rest);
-  frame_damage(frame.offset,
-               "frame " + std::to_string(number) + " is out of order: it comes after frame " + std::to_string(frame_high));
+  frame_damage(frame.offset, "frame " + std::to_string(number) + " is out of order: it comes after frame " +
+                                 std::to_string(frame_high));
   return true;
 }
 
@@ -171,14 +171,13 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
       reader->set_sealed(true);
       sealed_file.id = to_hex(seal->file_id.data(), seal->file_id.size());
       if (reader->version_major() != 0 && reader->version_major() < 3)
-        tampering(frame.offset, "a seal frame in a file of format " + std::to_string(reader->version_major()) +
-                                    ".x, which has none");
+        tampering(frame.offset,
+                  "a seal frame in a file of format " + std::to_string(reader->version_major()) + ".x, which has none");
       return;
     }
     why = opened_with.why();
-    bool key_given = std::any_of(keys.begin(), keys.end(), [&](const seal::SecretKey& key) {
-      return key.public_key.ed25519 == seal->recipient;
-    });
+    bool key_given = std::any_of(keys.begin(), keys.end(),
+                                 [&](const seal::SecretKey& key) { return key.public_key.ed25519 == seal->recipient; });
     if (key_given) {
       // Its recipient's key is there and does not open it: the seal frame was changed.
       tampering(frame.offset, "file is " + why);

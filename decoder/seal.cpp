@@ -195,14 +195,16 @@ Result<SecretKey> parse_private_file(std::string_view text, const std::string& w
   if (!bytes) return Failure{bytes.why()};
   std::string_view all = *bytes;
   auto cut = Failure{what + ": the private key is cut short or damaged"};
-  if (all.substr(0, kPrivateMagic.size()) != kPrivateMagic) return Failure{what + ": not an openssh-key-v1 private key"};
+  if (all.substr(0, kPrivateMagic.size()) != kPrivateMagic)
+    return Failure{what + ": not an openssh-key-v1 private key"};
   SshReader r(all.substr(kPrivateMagic.size()));
   std::string_view cipher, kdf, kdf_options, public_key, private_section;
   std::uint32_t keys;
   if (!r.string(cipher) || !r.string(kdf) || !r.string(kdf_options) || !r.u32(keys)) return cut;
   if (cipher != "none") {
-    return Failure{what + ": the private key is protected by a passphrase, which terse cannot ask for; "
-                          "give it a copy without one (ssh-keygen -p -N '' -f COPY)"};
+    return Failure{what +
+                   ": the private key is protected by a passphrase, which terse cannot ask for; "
+                   "give it a copy without one (ssh-keygen -p -N '' -f COPY)"};
   }
   if (keys != 1) return Failure{what + ": the file holds " + std::to_string(keys) + " keys; terse takes one"};
   if (!r.string(public_key) || !r.string(private_section)) return cut;
@@ -351,8 +353,8 @@ std::size_t FileSealer::seal_frame(unsigned char* out, std::uint8_t type, std::u
   unsigned char* payload = out + schema::kFrameHeaderSize;
   wire::store_le<std::uint64_t>(payload, counter);
   unsigned long long tag_size = 0;
-  crypto_aead_xchacha20poly1305_ietf_encrypt_detached(payload + kCounterBytes, payload + kCounterBytes + size, &tag_size,
-                                                      message, size, ad.bytes, ad.size, nullptr, nonce,
+  crypto_aead_xchacha20poly1305_ietf_encrypt_detached(payload + kCounterBytes, payload + kCounterBytes + size,
+                                                      &tag_size, message, size, ad.bytes, ad.size, nullptr, nonce,
                                                       file_key_.data());
   header.payload_crc = wire::crc32c(payload, header.stored_size);
   schema::encode_frame_header(header, head);
@@ -372,8 +374,7 @@ Result<FileOpener> FileOpener::open(const SealFrame& seal, const std::vector<Sec
     std::string why = "sealed to key " + sealed_to;
     if (keys.empty()) return Failure{why + "; give its private key with --key FILE or TERSE_KEY"};
     why += "; the key given is ";
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      why += (i ? ", " : "") + fingerprint(keys[i].public_key.ed25519);
+    for (std::size_t i = 0; i < keys.size(); ++i) why += (i ? ", " : "") + fingerprint(keys[i].public_key.ed25519);
     return Failure{why + ", not that one"};
   }
   unsigned char x_pk[crypto_scalarmult_curve25519_BYTES];
@@ -383,10 +384,12 @@ Result<FileOpener> FileOpener::open(const SealFrame& seal, const std::vector<Sec
     return Failure{"the key " + sealed_to + " cannot be used for X25519"};
   }
   FileOpener opener;
-  int opened = crypto_box_seal_open(opener.file_key_.data(), seal.sealed_key.data(), seal.sealed_key.size(), x_pk, x_sk);
+  int opened =
+      crypto_box_seal_open(opener.file_key_.data(), seal.sealed_key.data(), seal.sealed_key.size(), x_pk, x_sk);
   wipe(x_sk, sizeof x_sk);
   if (opened != 0)
-    return Failure{"sealed to key " + sealed_to + ", but its file key does not open with it: the seal frame was changed"};
+    return Failure{"sealed to key " + sealed_to +
+                   ", but its file key does not open with it: the seal frame was changed"};
   opener.seal_payload_ = seal.payload;
   return opener;
 }

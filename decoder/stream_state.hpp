@@ -129,9 +129,9 @@ struct StreamDecoder::State {
   bool file_sealed = false;
   std::optional<seal::FileOpener> opener;
   bool file_ended = false;
-  bool info_opened = false;     // the sealed file's info frame came
+  bool info_opened = false;         // the sealed file's info frame came
   Summary::SealedFile sealed_file;  // the current file's, once opened
-  bool frames_in_file = false;  // a frame came after the preamble
+  bool frames_in_file = false;      // a frame came after the preamble
   std::string opened;
   bool open_sealed(Frame& frame);
   void seal_frame(const Frame& frame);

@@ -99,8 +99,8 @@ std::optional<std::string> writer_of(const std::string& path) {
     // (FORMAT.md §11.1), and one run is one writer.
     if (got < kHeaderEnd + frame.stored_size) return std::nullopt;
     if (wire::crc32c(bytes + kHeaderEnd, frame.stored_size) != frame.payload_crc) return std::string();
-    auto seal = seal::parse_seal_frame(
-        std::string_view(reinterpret_cast<const char*>(bytes + kHeaderEnd), frame.stored_size));
+    auto seal =
+        seal::parse_seal_frame(std::string_view(reinterpret_cast<const char*>(bytes + kHeaderEnd), frame.stored_size));
     if (!seal) return std::string();
     return "sealed run " + std::to_string(seal->run_id);
   }

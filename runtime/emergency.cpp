@@ -68,8 +68,9 @@ class EmergencyWriter {
       auto* message = reinterpret_cast<unsigned char*>(frame_ + schema::kFrameHeaderSize + seal::kCounterBytes);
       auto size = static_cast<std::size_t>(reinterpret_cast<unsigned char*>(payload_end) - message);
       std::uint64_t counter = seal::kCrashCounterBase + seal_.counter->fetch_add(1, std::memory_order_relaxed);
-      at_ = frame_ + seal_.sealer->seal_frame(reinterpret_cast<unsigned char*>(frame_), static_cast<std::uint8_t>(type_),
-                                              0, static_cast<std::uint32_t>(size), message, size, counter);
+      at_ =
+          frame_ + seal_.sealer->seal_frame(reinterpret_cast<unsigned char*>(frame_), static_cast<std::uint8_t>(type_),
+                                            0, static_cast<std::uint32_t>(size), message, size, counter);
       return;
     }
     const char* payload = frame_ + schema::kFrameHeaderSize;

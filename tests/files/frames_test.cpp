@@ -145,7 +145,8 @@ TEST_CASE("a file opens with its preamble, info and calibration") {
   const auto* p = reinterpret_cast<const unsigned char*>(out.data());
   CHECK(std::memcmp(p, schema::kMagic, sizeof schema::kMagic) == 0);
   CHECK(schema::preamble_crc_ok(p));
-  CHECK(schema::decode_preamble(p).version_major == schema::kUnsealedVersionMajor);  // a file not sealed (FORMAT.md §11)
+  CHECK(schema::decode_preamble(p).version_major ==
+        schema::kUnsealedVersionMajor);  // a file not sealed (FORMAT.md §11)
   auto walked = walk(out, schema::kPreambleSize);
   REQUIRE(walked.size() == 2);
   CHECK(walked[0].header.type == static_cast<std::uint8_t>(schema::FrameType::info));
