@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
 #include <terse/seal.hpp>
+#include <terse/secret.hpp>
 #include <terse/wire.hpp>
 
 #include "file_helpers.hpp"
@@ -517,4 +519,30 @@ TEST_CASE("the reader library follows a sealed file as it grows and resumes from
   REQUIRE(rest.size() == 15);
   CHECK(rest.front() == "followed 5");
   CHECK(resumed.summary().damaged == 0);
+}
+
+TEST_CASE("on_record sees plaintext in process, and private values stay private inside a sealed file") {
+  TempDir dir;
+  KeyFiles keys = make_keys(dir, "k");
+  terse::Config config = test_config(dir / "logs");
+  config.encrypt_to = keys.public_path;
+  std::vector<std::string> called;
+  std::mutex mutex;
+  config.callback_level = terse::Level::trace;
+  config.on_record = [&](const terse::Record& record) {
+    std::lock_guard lock(mutex);
+    called.emplace_back(record.message);
+  };
+  terse::start(config);
+  TERSE_INFO("order {} for {}", 42, terse::secret(std::string("card 4111")));
+  TERSE_WARN("plain text {}", "visible in process");
+  terse::stop();
+  CHECK(called == std::vector<std::string>{"order 42 for <private>", "plain text visible in process"});
+  auto files = log_files(dir / "logs");
+  REQUIRE(files.size() == 1);
+  std::string bytes = read_file(files[0]);
+  CHECK(bytes.find("4111") == std::string::npos);
+  Decoded decoded = decode_bytes(bytes, {keys.secret});
+  CHECK(decoded.intact());
+  CHECK(messages_of(decoded) == std::vector<std::string>{"order 42 for <private>", "plain text visible in process"});
 }

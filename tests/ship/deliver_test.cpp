@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <terse/seal.hpp>
+
 #include "kafka_harness.hpp"
 #include "ship_helpers.hpp"
 #include "test_support.hpp"
@@ -119,3 +121,41 @@ TEST_CASE("without a key, even a short burst spreads evenly over the partitions"
   CHECK(first > records * 2 / 5);
   CHECK(first < records * 3 / 5);
 }
+
+#ifdef TERSE_TEST_SEALED
+TEST_CASE("sealed files ship as terse cat --key prints them, and without the key nothing ships") {
+  TempDir dir;
+  auto pair = terse::seal::new_key_pair("ship test");
+  REQUIRE(pair);
+  write_file(dir / "key", pair->secret);
+  write_file(dir / "key.pub", pair->public_line);
+  const std::string logs = dir / "logs";
+  const long records = scaled(20'000, 1'000);
+  set_environment("TERSE_ENCRYPT_TO", (dir / "key.pub").c_str());
+  Process writer(writer_args({logs, "app", "mix", std::to_string(records)}), dir / "writer.err");
+  int written = writer.wait(120s);
+  set_environment("TERSE_ENCRYPT_TO", "");  // set but empty: not sealed (read by the writer only)
+  REQUIRE(written == 0);
+  std::vector<std::string> expected = cat_json({"--key", dir / "key", logs});
+  REQUIRE(expected.size() == static_cast<std::size_t>(records));
+
+  MockCluster cluster(1);
+  cluster.create_topic("sealed", 2);
+  TopicReader reader(cluster.bootstraps(), "sealed");
+  Process ship(ship_args(cluster.bootstraps(), "sealed", dir / "cursor", {"--once", "--key", dir / "key"}, {logs}),
+               dir / "ship.err");
+  int code = ship.wait(120s);
+  INFO(ship.stderr_text());
+  REQUIRE(code == 0);
+  REQUIRE(reader.wait_for_count(expected.size(), 60s));
+  reader.stop();
+  Tally tally = compare(sorted_hashes(expected), sorted_hashes(reader));
+  CHECK(tally.missing == 0);
+  CHECK(tally.duplicates == 0);
+  CHECK(tally.unexpected == 0);
+
+  Process keyless(ship_args(cluster.bootstraps(), "sealed", dir / "cursor2", {"--once"}, {logs}), dir / "keyless.err");
+  CHECK(keyless.wait(120s) == 1);
+  CHECK(keyless.stderr_text().find("sealed to key") != std::string::npos);
+}
+#endif
