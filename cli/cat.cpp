@@ -156,6 +156,7 @@ class CatRun {
     options.report_open_failures = true;
     options.on_problem = problems_.handler();
     options.keys = o_.keys;
+    options.signers = o_.signers;
     reader_.emplace(o_.paths, std::move(options));
     if (!o_.after_cursor) return std::nullopt;
     const std::string& text = *o_.after_cursor;
@@ -304,11 +305,12 @@ CLI::App* add_cat_command(CLI::App& app, CatOptions& o) {
                 "With -o json: first print one object that names and describes the keys of the records");
   add_threads_option(*cat, o.threads);
   add_key_option(*cat, o.keys);
+  add_signer_option(*cat, o.signers);
   return cat;
 }
 
 int run_cat(const CatOptions& o) {
-  if (!read_keys(o.keys)) return kExitUsage;
+  if (!read_keys(o.keys) || !read_signers(o.signers)) return kExitUsage;
   std::optional<CatSetup> setup;
   try {
     setup.emplace(make_setup(o));

@@ -35,12 +35,17 @@ struct CatOptions {
   unsigned threads = 0;  // 0: as many as there are CPUs to run on
   FilterOptions filters;
   std::vector<std::string> keys;
+  std::vector<std::string> signers;  // --signer FILE
 };
 
 // --key FILE (and TERSE_KEY), for the commands that read sealed files; and
 // whether every key file given reads as a private key (said on stderr when not).
 void add_key_option(CLI::App& command, std::vector<std::string>& keys);
 bool read_keys(const std::vector<std::string>& paths);
+// --signer FILE (and TERSE_SIGNER): writers' public keys that must have
+// signed each sealed file; and whether every one given reads.
+void add_signer_option(CLI::App& command, std::vector<std::string>& signers);
+bool read_signers(const std::vector<std::string>& paths);
 
 // --threads, for the commands that decode every record of their files.
 void add_threads_option(CLI::App& command, unsigned& threads);
@@ -56,6 +61,7 @@ struct VerifyOptions {
   std::vector<std::string> paths;
   unsigned threads = 0;
   std::vector<std::string> keys;
+  std::vector<std::string> signers;  // --signer FILE
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o);
@@ -70,6 +76,7 @@ struct StatsOptions {
   std::size_t top = 20;
   unsigned threads = 0;
   std::vector<std::string> keys;
+  std::vector<std::string> signers;  // --signer FILE
 };
 
 CLI::App* add_stats_command(CLI::App& app, StatsOptions& o);
@@ -98,6 +105,7 @@ struct ShipOptions {
   double stats_interval_s = 0;
   std::string message_key = "none";  // --message-key
   std::vector<std::string> keys;     // --key FILE
+  std::vector<std::string> signers;  // --signer FILE
   bool once = false;
   double drain_timeout_s = 30;
   bool show_cursor = false;

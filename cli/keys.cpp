@@ -73,6 +73,26 @@ bool read_keys(const std::vector<std::string>& paths) {
   return true;
 }
 
+void add_signer_option(CLI::App& command, std::vector<std::string>& signers) {
+  command
+      .add_option("--signer", signers,
+                  "Public key of a writer (Config::sign_with's) that must have signed each sealed file; may be given "
+                  "more than once")
+      ->envname("TERSE_SIGNER")
+      ->type_name("FILE");
+}
+
+bool read_signers(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    auto key = seal::read_public_key(path);
+    if (!key) {
+      std::fprintf(stderr, "terse: --signer: %s\n", key.why().c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 CLI::App* add_keygen_command(CLI::App& app, KeygenOptions& o) {
   auto* keygen = app.add_subcommand("keygen", "Make a key pair for sealed logs (Config::encrypt_to, --key)");
   keygen->footer(kKeygenFooter);

@@ -220,6 +220,7 @@ std::optional<int> Shipper::open_inputs(const std::string& saved_cursor) {
   options.utc = o_.filters.utc;
   options.on_problem = problems_.handler();
   options.keys = o_.keys;
+  options.signers = o_.signers;
   try {
     reader_.emplace(o_.paths, std::move(options));
   } catch (const reader::OpenError& e) {
@@ -476,7 +477,7 @@ int Shipper::finish() {
 }  // namespace
 
 int run_ship(const ShipOptions& o) {
-  if (!read_keys(o.keys)) return kShipUsage;
+  if (!read_keys(o.keys) || !read_signers(o.signers)) return kShipUsage;
   Shipper shipper(o);
   if (auto code = shipper.start()) return *code;
   shipper.produce_all();

@@ -85,6 +85,7 @@ CLI::App* add_ship_command(CLI::App& app, ShipOptions& o) {
           "Private key that opens sealed files (as cat --key); none, thread or site: --message-key, its former name")
       ->envname("TERSE_KEY")
       ->type_name("FILE");
+  add_signer_option(*ship, o.signers);
   ship->add_flag("--once", o.once, "Ship what the files hold now, wait for every acknowledgement, exit");
   ship->add_option("--drain-timeout", o.drain_timeout_s,
                    "Seconds to wait for acknowledgements after SIGTERM or SIGINT (default 30)")

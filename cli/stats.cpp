@@ -360,11 +360,12 @@ void print_json(const Totals& t, const StatsOptions& o, std::string& out) {
 // Adds one file's (or standard input's) records and frames to the totals;
 // false when anything was damaged.
 bool add_path(Totals& t, const std::string& path, ProblemReporter& problems, unsigned threads,
-              const std::vector<std::string>& keys) {
+              const std::vector<std::string>& keys, const std::vector<std::string>& signers) {
   reader::Options options;
   options.on_problem = problems.handler();
   options.report_open_failures = true;  // said on stderr and counted as damage, as a damaged file is
   options.keys = keys;
+  options.signers = signers;
   reader::Reader input({path}, std::move(options));
   SiteCache sites;
   std::string rest;  // a Packed cut by the end of a frame's output
@@ -420,16 +421,17 @@ CLI::App* add_stats_command(CLI::App& app, StatsOptions& o) {
   stats->add_option("--top", o.top, "How many call sites to list (default 20; 0 for all)");
   add_threads_option(*stats, o.threads);
   add_key_option(*stats, o.keys);
+  add_signer_option(*stats, o.signers);
   return stats;
 }
 
 int run_stats(const StatsOptions& o) {
-  if (!read_keys(o.keys)) return kExitUsage;
+  if (!read_keys(o.keys) || !read_signers(o.signers)) return kExitUsage;
   bool ok = true;
   Totals t;
   ProblemReporter problems("terse", TornTails::count_silently);
   for (const auto& path : reader::expand_paths(o.paths, ok))
-    if (!add_path(t, path, problems, decoding_threads(o.threads), o.keys)) ok = false;
+    if (!add_path(t, path, problems, decoding_threads(o.threads), o.keys, o.signers)) ok = false;
   t.torn_tails = problems.torn_tails();
   std::string out;
   if (o.json) {

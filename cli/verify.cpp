@@ -36,12 +36,14 @@ Examples:
 
 // Checks one file and says what it found on stdout; true when it is intact.
 bool verify_file(const std::string& path, const reader::ProblemHandler& on_problem, unsigned threads,
-                 const std::vector<std::string>& keys, std::vector<reader::Summary::SealedFile>& sealed) {
+                 const std::vector<std::string>& keys, const std::vector<std::string>& signers,
+                 std::vector<reader::Summary::SealedFile>& sealed) {
   std::uint64_t unformattable = 0;
   reader::Options options;
   options.report_open_failures = true;  // said, and counted as damage
   options.on_problem = on_problem;
   options.keys = keys;
+  options.signers = signers;
   reader::Reader input({path}, std::move(options));
   // Each worker renders its frames' records and writes one byte for each
   // that does not render; the count is what comes out.
@@ -76,6 +78,10 @@ bool verify_file(const std::string& path, const reader::ProblemHandler& on_probl
     for (std::size_t i = 0; i < summary.sealed_to.size(); ++i) notes += (i ? ", " : "") + summary.sealed_to[i];
     notes += ": " + std::to_string(summary.sealed_unopened) + " frames not opened, their contents not checked (no key)";
   }
+  if (!summary.signed_by.empty()) {
+    notes += "; signed by ";
+    for (std::size_t i = 0; i < summary.signed_by.size(); ++i) notes += (i ? ", " : "") + summary.signed_by[i];
+  }
   // A file replaced by one that is not sealed would read as any old file does.
   if (!keys.empty() && summary.sealed_to.empty()) notes += "; not sealed, so nothing in it is authenticated";
   const char* verdict = summary.tampered ? "TAMPERED" : intact ? "ok" : "DAMAGED";
@@ -93,6 +99,7 @@ CLI::App* add_verify_command(CLI::App& app, VerifyOptions& o) {
   verify->add_option("paths", o.paths, "Files, directories or - for standard input")->required();
   add_threads_option(*verify, o.threads);
   add_key_option(*verify, o.keys);
+  add_signer_option(*verify, o.signers);
   return verify;
 }
 
@@ -122,13 +129,13 @@ bool check_sealed_chain(const std::vector<std::pair<std::string, reader::Summary
 }
 
 int run_verify(const VerifyOptions& o) {
-  if (!read_keys(o.keys)) return kExitUsage;
+  if (!read_keys(o.keys) || !read_signers(o.signers)) return kExitUsage;
   bool ok = true;
   ProblemReporter problems("terse", TornTails::report);
   std::vector<std::pair<std::string, reader::Summary::SealedFile>> sealed;
   for (const auto& path : reader::expand_paths(o.paths, ok)) {
     std::vector<reader::Summary::SealedFile> files;
-    if (!verify_file(path, problems.handler(), decoding_threads(o.threads), o.keys, files)) ok = false;
+    if (!verify_file(path, problems.handler(), decoding_threads(o.threads), o.keys, o.signers, files)) ok = false;
     for (auto& file : files) sealed.emplace_back(path, std::move(file));
   }
   if (!check_sealed_chain(sealed)) ok = false;

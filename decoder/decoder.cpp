@@ -170,12 +170,14 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
       opener = std::move(*opened_with);
       reader->set_sealed(true);
       sealed_file.id = to_hex(seal->file_id.data(), seal->file_id.size());
+      check_signature(frame, *seal);
       if (reader->version_major() != 0 && reader->version_major() < 3)
         tampering(frame.offset,
                   "a seal frame in a file of format " + std::to_string(reader->version_major()) + ".x, which has none");
       return;
     }
     why = opened_with.why();
+    check_signature(frame, *seal);
     bool key_given = std::any_of(keys.begin(), keys.end(),
                                  [&](const seal::SecretKey& key) { return key.public_key.ed25519 == seal->recipient; });
     if (key_given) {
@@ -194,6 +196,33 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
     return;
   }
   damage(frame.offset, "file is sealed but its seal frame cannot be read (" + why + "); its records are not shown");
+}
+
+// FORMAT.md §11.1: who signed the seal, when it is signed, and whether it is
+// one of the writers the reader asked for. Tampering once the file is open.
+void StreamDecoder::State::check_signature(const Frame& frame, const seal::SealFrame& seal) {
+  auto problem = [&](std::string what) {
+    if (opener) {
+      tampering(frame.offset, std::move(what));
+    } else {
+      frame_damage(frame.offset, std::move(what));
+    }
+  };
+  if (seal.signed_by_writer && !seal.signature_valid) {
+    problem("the seal frame's signature by " + seal::fingerprint(seal.signer) + " does not hold");
+    return;
+  }
+  if (seal.signed_by_writer) {
+    std::string by = seal::fingerprint(seal.signer);
+    if (std::find(summary.signed_by.begin(), summary.signed_by.end(), by) == summary.signed_by.end())
+      summary.signed_by.push_back(by);
+  }
+  if (signers.empty()) return;
+  if (!seal.signed_by_writer) {
+    problem("the file is not signed, and a writer's signature was asked for (--signer)");
+  } else if (std::find(signers.begin(), signers.end(), seal.signer) == signers.end()) {
+    problem("the file is signed by " + seal::fingerprint(seal.signer) + ", not by a writer asked for (--signer)");
+  }
 }
 
 // A frame as its type would have stored it: opened when the file is sealed
@@ -646,6 +675,8 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
 }
 
 void StreamDecoder::set_keys(std::vector<seal::SecretKey> keys) { state_->keys = std::move(keys); }
+
+void StreamDecoder::set_signers(std::vector<seal::PublicKeyBytes> signers) { state_->signers = std::move(signers); }
 
 void StreamDecoder::set_filter(Filter filter) {
   State& s = *state_;

@@ -80,6 +80,7 @@ struct ParallelDecoder::Run final : detail::FrameHandoff {
         reader_(owner.source_, [this](const Problem& p) { reader_problem(p); }) {
     reader_.handoff = this;
     reader_.keys = owner.keys_;
+    reader_.signers = owner.signers_;
     reader_.read_from(fd, bytes);
     open_ = std::make_shared<Slot>();
     for (unsigned i = 0; i < owner.workers_; ++i) {
@@ -328,6 +329,8 @@ ParallelDecoder::~ParallelDecoder() = default;
 void ParallelDecoder::set_filter(Filter filter) { filter_ = std::move(filter); }
 
 void ParallelDecoder::set_keys(std::vector<seal::SecretKey> keys) { keys_ = std::move(keys); }
+
+void ParallelDecoder::set_signers(std::vector<seal::PublicKeyBytes> signers) { signers_ = std::move(signers); }
 
 Summary ParallelDecoder::decode_fd(int fd, const RendererFactory& make_renderer, const ChunkWriter& write) {
   Run run(*this, fd, {}, make_renderer);

@@ -85,6 +85,15 @@ Result<PublicKeyBytes> key_of_blob(std::string_view blob, const std::string& wha
   return out;
 }
 
+// What a writer's signature covers (FORMAT.md §11.1): a context of its own,
+// so that the signature means nothing anywhere else, then the seal frame's
+// bytes before the signer's key.
+constexpr std::string_view kSignatureContext = "terse seal frame\n";
+std::string signed_message(const unsigned char* seal, std::size_t size) {
+  std::string message(kSignatureContext);
+  message.append(reinterpret_cast<const char*>(seal), size);
+  return message;
+}
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
     s.remove_prefix(1);
@@ -167,6 +176,16 @@ void nonce_of(std::uint64_t counter, unsigned char (&nonce)[crypto_aead_xchacha2
 }  // namespace
 
 #ifdef TERSE_HAVE_SODIUM
+
+namespace {
+bool verify_signature(std::string_view payload, const PublicKeyBytes& signer) {
+  if (!sodium_ready()) return false;
+  std::string message = signed_message(reinterpret_cast<const unsigned char*>(payload.data()), kSealPayloadBytes);
+  const auto* signature = reinterpret_cast<const unsigned char*>(payload.data()) + kSealPayloadBytes + kPublicKeyBytes;
+  return crypto_sign_verify_detached(signature, reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+                                     signer.data()) == 0;
+}
+}  // namespace
 
 static_assert(crypto_box_SEALBYTES + kFileKeyBytes == kSealedKeyBytes);
 static_assert(crypto_aead_xchacha20poly1305_ietf_KEYBYTES == kFileKeyBytes);
@@ -315,7 +334,7 @@ Result<KeyPairText> new_key_pair(const std::string& comment) {
   return out;
 }
 
-Result<FileSealer> FileSealer::create(const PublicKey& recipient, std::uint64_t run_id) {
+Result<FileSealer> FileSealer::create(const PublicKey& recipient, std::uint64_t run_id, const SecretKey* signer) {
   if (!sodium_ready()) return Failure{"libsodium failed to initialise"};
   unsigned char x25519[crypto_scalarmult_curve25519_BYTES];
   if (crypto_sign_ed25519_pk_to_curve25519(x25519, recipient.ed25519.data()) != 0)
@@ -332,6 +351,15 @@ Result<FileSealer> FileSealer::create(const PublicKey& recipient, std::uint64_t 
     return Failure{"cannot seal a file key to " + fingerprint(recipient.ed25519)};
   p += kSealedKeyBytes;
   wire::store_le<std::uint64_t>(p, run_id);
+  sealer.seal_payload_size_ = kSealPayloadBytes;
+  if (signer != nullptr) {
+    p += 8;
+    std::memcpy(p, signer->public_key.ed25519.data(), kPublicKeyBytes);
+    std::string message = signed_message(sealer.seal_payload_.data(), kSealPayloadBytes);
+    crypto_sign_detached(p + kPublicKeyBytes, nullptr, reinterpret_cast<const unsigned char*>(message.data()),
+                         message.size(), signer->ed25519.data());
+    sealer.seal_payload_size_ = kSignedSealPayloadBytes;
+  }
   sealer.ready_ = true;
   return sealer;
 }
@@ -413,6 +441,7 @@ bool FileOpener::open_frame(const unsigned char* header, std::string_view stored
 #else  // without libsodium
 
 namespace {
+bool verify_signature(std::string_view, const PublicKeyBytes&) { return false; }
 Failure unavailable() {
   return Failure{"this terse was built without libsodium, so it cannot seal or open sealed logs"};
 }
@@ -423,7 +452,7 @@ std::string fingerprint(const PublicKeyBytes&) { return "(unknown: built without
 Result<PublicKey> parse_public_key(std::string_view, const std::string&) { return unavailable(); }
 Result<SecretKey> parse_secret_key(std::string_view, const std::string&) { return unavailable(); }
 Result<KeyPairText> new_key_pair(const std::string&) { return unavailable(); }
-Result<FileSealer> FileSealer::create(const PublicKey&, std::uint64_t) { return unavailable(); }
+Result<FileSealer> FileSealer::create(const PublicKey&, std::uint64_t, const SecretKey*) { return unavailable(); }
 std::size_t FileSealer::seal_frame(unsigned char*, std::uint8_t, std::uint8_t, std::uint32_t, const unsigned char*,
                                    std::size_t, std::uint64_t) const noexcept {
   return 0;
@@ -469,6 +498,14 @@ Result<SealFrame> parse_seal_frame(std::string_view payload) {
   std::memcpy(seal.sealed_key.data(), p, kSealedKeyBytes);
   p += kSealedKeyBytes;
   seal.run_id = wire::get_le<std::uint64_t>(reinterpret_cast<const unsigned char*>(p));
+  p += 8;
+  if (payload.size() >= kSignedSealPayloadBytes) {
+    seal.signed_by_writer = true;
+    std::memcpy(seal.signer.data(), p, kPublicKeyBytes);
+    seal.signature_valid = verify_signature(payload, seal.signer);
+  } else if (payload.size() != kSealPayloadBytes) {
+    return Failure{"seal frame has the wrong size"};
+  }
   seal.payload = std::string(payload);
   return seal;
 }

@@ -126,6 +126,7 @@ struct StreamDecoder::State {
   // seal: whether it has one, the file key when a key given opened it, and
   // whether its end frame came. `opened` holds a sealed frame's message.
   std::vector<seal::SecretKey> keys;
+  std::vector<seal::PublicKeyBytes> signers;
   bool file_sealed = false;
   std::optional<seal::FileOpener> opener;
   bool file_ended = false;
@@ -135,6 +136,7 @@ struct StreamDecoder::State {
   std::string opened;
   bool open_sealed(Frame& frame);
   void seal_frame(const Frame& frame);
+  void check_signature(const Frame& frame, const seal::SealFrame& seal);
   void finish_file();
   void tampering(std::uint64_t offset, std::string what) {
     if (quiet) return;

@@ -198,7 +198,8 @@ struct Reader::Impl {
   std::string name;
   std::string bytes;
   std::unique_ptr<decoder::StreamDecoder> stream;
-  std::vector<seal::SecretKey> keys;  // Options::keys, read
+  std::vector<seal::SecretKey> keys;          // Options::keys, read
+  std::vector<seal::PublicKeyBytes> signers;  // Options::signers, read
 
   decoder::Record current;
   std::string stream_file;  // the name a stream's records give; for paths the merger keeps each record's
@@ -218,6 +219,11 @@ struct Reader::Impl {
       if (!key) throw OpenError(key.why());
       keys.push_back(std::move(*key));
     }
+    for (const auto& path : options.signers) {
+      auto key = seal::read_public_key(path);
+      if (!key) throw OpenError(key.why());
+      signers.push_back(key->ed25519);
+    }
   }
 
   void start_stream(std::string stream_name) {
@@ -226,6 +232,7 @@ struct Reader::Impl {
     stream = std::make_unique<decoder::StreamDecoder>(name, reporter);
     stream->set_filter(filter);
     stream->set_keys(keys);
+    stream->set_signers(signers);
   }
 };
 
@@ -260,7 +267,7 @@ Reader::Reader(const std::vector<std::string>& paths, Options options)
   if (!m.options.report_open_failures)
     for (const auto& path : paths) check_openable(path, m.options.follow);
   m.merger = std::make_unique<input::Merger>(m.reporter, m.filter, m.options.follow);
-  m.merger->set_keys(m.keys);
+  m.merger->set_keys(m.keys, m.signers);
   m.data.file = &m.merger->last_file();  // the merger keeps the name of each record's file
   if (m.options.cursors) m.merger->keep_positions();
   if (!m.merger->add_paths(paths)) ++m.summary.unreadable_inputs;
@@ -372,6 +379,7 @@ bool Reader::decode_parallel(unsigned workers, const RendererFactory& make_rende
     decoder::ParallelDecoder decoder(source, m.reporter, workers);
     decoder.set_filter(m.filter);
     decoder.set_keys(m.keys);
+    decoder.set_signers(m.signers);
     summary = decoder.decode_fd(fd, factory, writer);
     m.summary.records += summary.records - summary.skipped;
     return !stopped;
@@ -392,6 +400,7 @@ Summary Reader::summary() const {
   s.tampered = totals.tampered;
   s.sealed_unopened = totals.sealed_unopened;
   s.sealed_to = totals.sealed_to;
+  s.signed_by = totals.signed_by;
   for (const auto& file : totals.sealed_files) s.sealed_files.push_back({file.id, file.previous, file.ended});
   return s;
 }

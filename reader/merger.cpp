@@ -16,7 +16,7 @@ bool Merger::add_paths(const std::vector<std::string>& paths) {
     std::error_code ec;
     if (path == "-") {
       slots_.emplace_back().source = Source::standard_input(reporter_, filter_);
-      slots_.back().source->set_keys(&keys_);
+      slots_.back().source->set_keys(&keys_, &signers_);
       continue;
     }
     if (fs::is_directory(path, ec)) {
@@ -206,6 +206,9 @@ decoder::Summary Merger::totals() const {
     total.raw_bytes += s.raw_bytes;
     total.torn_tail = total.torn_tail || s.torn_tail;
     total.tampered += s.tampered;
+    for (const auto& key : s.signed_by)
+      if (std::find(total.signed_by.begin(), total.signed_by.end(), key) == total.signed_by.end())
+        total.signed_by.push_back(key);
     total.sealed_files.insert(total.sealed_files.end(), s.sealed_files.begin(), s.sealed_files.end());
     total.sealed_unopened += s.sealed_unopened;
     for (const auto& key : s.sealed_to)
@@ -294,7 +297,7 @@ Source& Merger::source_for(const fs::path& file, const std::optional<std::string
   by_key_[key] = slots_.size();
   Slot& slot = slots_.emplace_back();
   slot.source = std::make_unique<Source>(file.string(), reporter_, filter_, follow_);
-  slot.source->set_keys(&keys_);
+  slot.source->set_keys(&keys_, &signers_);
   slot.log = log_of(file.filename().string());
   slot.dir_hash = fnv1a32(absolute_dir(file.parent_path()));
   slot.source->identify(writers_, writer);

@@ -50,7 +50,10 @@ class Merger {
   // them cannot be read at all.
   bool add_paths(const std::vector<std::string>& paths);
   // The keys that open sealed files, for every input added after.
-  void set_keys(std::vector<seal::SecretKey> keys) { keys_ = std::move(keys); }
+  void set_keys(std::vector<seal::SecretKey> keys, std::vector<seal::PublicKeyBytes> signers) {
+    keys_ = std::move(keys);
+    signers_ = std::move(signers);
+  }
 
   // Following: picks up sequences that appeared in the directories given and
   // gives every waiting sequence another chance.
@@ -163,6 +166,7 @@ class Merger {
   const decoder::Reporter& reporter_;
   const decoder::Filter& filter_;
   std::vector<seal::SecretKey> keys_;
+  std::vector<seal::PublicKeyBytes> signers_;
   bool follow_;
   bool keep_positions_ = false;
   std::vector<Slot> slots_;

@@ -196,6 +196,7 @@ bool Source::open_file(const std::string& path) {
   decoder_ = std::make_unique<decoder::StreamDecoder>(stdin_ ? "<stdin>" : path, reporter_);
   decoder_->set_filter(filter_);
   if (keys_) decoder_->set_keys(*keys_);
+  if (signers_) decoder_->set_signers(*signers_);
   live_ = follow_ && !stdin_;
   decoder_->set_live(live_);
   decoder_->start_fd(fd_);
@@ -225,6 +226,9 @@ void Source::count(const decoder::Summary& summary) {
   totals_.raw_bytes += summary.raw_bytes;
   totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
   totals_.tampered += summary.tampered;
+  for (const auto& key : summary.signed_by)
+    if (std::find(totals_.signed_by.begin(), totals_.signed_by.end(), key) == totals_.signed_by.end())
+      totals_.signed_by.push_back(key);
   totals_.sealed_files.insert(totals_.sealed_files.end(), summary.sealed_files.begin(), summary.sealed_files.end());
   totals_.sealed_unopened += summary.sealed_unopened;
   for (const auto& key : summary.sealed_to)

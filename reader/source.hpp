@@ -31,7 +31,10 @@ class Source {
   Source& operator=(const Source&) = delete;
 
   // The keys that open sealed files (FORMAT.md §11); they outlive the source.
-  void set_keys(const std::vector<seal::SecretKey>* keys) { keys_ = keys; }
+  void set_keys(const std::vector<seal::SecretKey>* keys, const std::vector<seal::PublicKeyBytes>* signers) {
+    keys_ = keys;
+    signers_ = signers;
+  }
   static std::unique_ptr<Source> standard_input(const decoder::Reporter& reporter, const decoder::Filter& filter);
 
   // Following: look for newer files of this sequence in `dir`.
@@ -93,6 +96,7 @@ class Source {
   const decoder::Reporter& reporter_;
   const decoder::Filter& filter_;
   const std::vector<seal::SecretKey>* keys_ = nullptr;
+  const std::vector<seal::PublicKeyBytes>* signers_ = nullptr;
   bool follow_ = false;
   bool stdin_ = false;
   bool live_ = false;

@@ -86,6 +86,7 @@ Config apply_environment(Config config, LevelSpec& levels) {
   // Set but empty means something: no files.
   if (const char* text = variable("TERSE_DIR")) config.directory = text;
   if (const char* text = variable("TERSE_ENCRYPT_TO")) config.encrypt_to = text;
+  if (const char* text = variable("TERSE_SIGN_WITH")) config.sign_with = text;
   return config;
 }
 

@@ -378,7 +378,7 @@ void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, c
   out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);
   next_number_ = 0;
   if (recipient_ != nullptr) {
-    auto sealer = seal::FileSealer::create(*recipient_, run_id_);
+    auto sealer = seal::FileSealer::create(*recipient_, run_id_, signer_);
     if (!sealer) throw Error("terse: cannot seal a new file: " + sealer.why());
     append_stored(out, schema::FrameType::seal, sealer->seal_payload(), 0);  // the one frame in the clear
     sealer_ = *sealer;

@@ -59,7 +59,11 @@ class FrameEncoder {
   // writer closed it; nothing for a file that is not sealed.
   void append_end(std::string& out);
   // Files sealed to this key from the next file on; null: not sealed.
-  void seal_to(const seal::PublicKey* recipient) { recipient_ = recipient; }
+  // With a signer, each file's seal frame is signed.
+  void seal_to(const seal::PublicKey* recipient, const seal::SecretKey* signer = nullptr) {
+    recipient_ = recipient;
+    signer_ = signer;
+  }
   // The end frame appended last did not reach its file: the next file must
   // not say that file was closed.
   void forget_ended_file() { ended_file_.reset(); }
@@ -106,6 +110,7 @@ class FrameEncoder {
   std::uint64_t kept_number_ = 0;
   CompressionCost cost_;
   const seal::PublicKey* recipient_ = nullptr;
+  const seal::SecretKey* signer_ = nullptr;
   seal::FileSealer sealer_;  // the file's; not ready() when it is not sealed
   // FORMAT.md §11.3: the nonce of each sealed frame of the file. Unlike the
   // frame numbers it never goes back: a frame that did not reach the file

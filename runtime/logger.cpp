@@ -289,6 +289,12 @@ void validate(const Config& config) {
     if (auto key = seal::read_public_key(config.encrypt_to); !key)
       throw Error("terse: Config::encrypt_to (or TERSE_ENCRYPT_TO): " + key.why());
   }
+  if (!config.sign_with.empty()) {
+    if (config.encrypt_to.empty())
+      throw Error("terse: Config::sign_with (or TERSE_SIGN_WITH) signs sealed files; set Config::encrypt_to too");
+    if (auto key = seal::read_secret_key(config.sign_with); !key)
+      throw Error("terse: Config::sign_with (or TERSE_SIGN_WITH): " + key.why());
+  }
   std::error_code ec;
   fs::create_directories(config.directory, ec);
   if (ec) throw Error("terse: cannot create directory '" + config.directory + "': " + ec.message());

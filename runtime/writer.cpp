@@ -57,7 +57,12 @@ Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue&
     auto key = seal::read_public_key(config.encrypt_to);
     if (!key) throw Error("terse: Config::encrypt_to: " + key.why());
     recipient_ = std::move(*key);
-    frames_.seal_to(&*recipient_);
+    if (!config.sign_with.empty()) {
+      auto signer = seal::read_secret_key(config.sign_with);
+      if (!signer) throw Error("terse: Config::sign_with: " + signer.why());
+      signer_ = std::move(*signer);
+    }
+    frames_.seal_to(&*recipient_, signer_ ? &*signer_ : nullptr);
   }
 }
 

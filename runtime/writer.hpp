@@ -100,6 +100,7 @@ class Writer {
   std::atomic<int> current_fd_{-1};
   // Config::encrypt_to, read at start; empty when files are not sealed.
   std::optional<seal::PublicKey> recipient_;
+  std::optional<seal::SecretKey> signer_;  // Config::sign_with, read at start
   // The sealers of the last two files, for the crash path: one is written
   // only while the other is the one published.
   std::array<seal::FileSealer, 2> crash_sealers_;

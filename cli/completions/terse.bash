@@ -11,15 +11,15 @@ _terse_options() {
   local filters_with_value="--level -S --since --thread --site -g --grep --context --mask"
   case $1 in
     cat)
-      echo "--format -o --output --color -n --lines --after-cursor --threads -U --until --key $filters_with_value"
+      echo "--format -o --output --color -n --lines --after-cursor --threads -U --until --key --signer $filters_with_value"
       echo "--json -f --follow --show-cursor --schema-header --utc -h --help"
       ;;
     verify)
-      echo "--threads --key"
+      echo "--threads --key --signer"
       echo "-h --help"
       ;;
     stats)
-      echo "--top --threads --key"
+      echo "--top --threads --key --signer"
       echo "--json --utc -h --help"
       ;;
     keygen)
@@ -28,7 +28,7 @@ _terse_options() {
       ;;
     ship)
       echo "--brokers --topic --cursor-file -X --batch-records --linger-ms --compression --max-buffer-mb" \
-        "--commit-interval --stats-interval --message-key --key --drain-timeout $filters_with_value"
+        "--commit-interval --stats-interval --message-key --key --signer --drain-timeout $filters_with_value"
       echo "--once --show-cursor --utc -h --help"
       ;;
     *)
@@ -77,7 +77,7 @@ _terse_values() {
       fi
       words=$levels
       ;;
-    --mask | --cursor-file | --key)
+    --mask | --cursor-file | --key | --signer)
       mapfile -t COMPREPLY < <(compgen -f -P "$prefix" -- "$cur")
       compopt -o filenames 2>/dev/null
       return 0

@@ -259,6 +259,8 @@ struct Summary {
   std::uint64_t tampered = 0;
   std::uint64_t sealed_unopened = 0;
   std::vector<std::string> sealed_to;
+  // The fingerprints of the writer keys whose signatures held, in the order first seen.
+  std::vector<std::string> signed_by;
   // Each sealed file opened, read to its end: its id, the id of the file its
   // writer closed before it (FORMAT.md §4 key 10; empty: none), both in hex,
   // and whether it ends with its end frame. Files of one run form a chain,
@@ -296,6 +298,9 @@ class StreamDecoder {
   // <terse/seal.hpp> for reading them). A sealed file without its key is
   // reported once and its sealed frames are passed over.
   void set_keys(std::vector<seal::SecretKey> keys);
+  // Writers' public keys (Config::sign_with's): a sealed file whose seal
+  // none of them signed is reported as tampering. Empty: any or none.
+  void set_signers(std::vector<seal::PublicKeyBytes> signers);
 
   Summary decode_fd(int fd, const RecordSink& sink);
   // The same over bytes in memory (tests, fuzzing).
@@ -381,7 +386,8 @@ class ParallelDecoder {
   ParallelDecoder& operator=(const ParallelDecoder&) = delete;
 
   void set_filter(Filter filter);
-  void set_keys(std::vector<seal::SecretKey> keys);  // as StreamDecoder's
+  void set_keys(std::vector<seal::SecretKey> keys);             // as StreamDecoder's
+  void set_signers(std::vector<seal::PublicKeyBytes> signers);  // as StreamDecoder's
 
   // The fd is not owned. The summary is decode_fd's; after `write` said
   // stop, it covers what was read until then.
@@ -394,6 +400,7 @@ class ParallelDecoder {
   Reporter reporter_;
   Filter filter_;
   std::vector<seal::SecretKey> keys_;
+  std::vector<seal::PublicKeyBytes> signers_;
   unsigned workers_;
 };
 

@@ -189,6 +189,11 @@ struct Config {
   // back; `terse cat --key PRIVATE_KEY` does. Empty: files are not sealed.
   // The console and on_record still see every record.
   std::string encrypt_to;
+  // With encrypt_to: the path of an Ed25519 private key (OpenSSH, without a
+  // passphrase) that signs each file's seal, so that a reader can check
+  // which writer made a file (terse verify --signer). It cannot read the
+  // files. Empty: not signed. Also TERSE_SIGN_WITH.
+  std::string sign_with;
   // Runtime failures (a write error, a file that cannot be opened, a
   // callback that throws) are reported here, on terse's threads, one call
   // at a time; by default they go to stderr.
@@ -274,6 +279,7 @@ class Error : public std::runtime_error {
 //   TERSE_CONSOLE_FD  stdout, stderr or a descriptor's number
 //   TERSE_DIR      the directory; set but empty: no files
 //   TERSE_ENCRYPT_TO  Config::encrypt_to; set but empty: files not sealed
+//   TERSE_SIGN_WITH   Config::sign_with
 void start(const Config& config);
 // Calls made before start(): records at `level` and above wait in their
 // thread's buffer (those that do not fit are counted and the log says how

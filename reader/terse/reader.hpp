@@ -307,6 +307,9 @@ struct Options {
   // cannot be read throws OpenError. A sealed file without its key is a
   // Problem, and its records are not given.
   std::vector<std::string> keys;
+  // Public key files of writers (Config::sign_with's keys): a sealed file
+  // whose seal none of them signed is a tampering Problem. Empty: any.
+  std::vector<std::string> signers;
 };
 
 // What the inputs held, so far.
@@ -333,6 +336,7 @@ struct Summary {
   std::uint64_t tampered = 0;
   std::uint64_t sealed_unopened = 0;
   std::vector<std::string> sealed_to;
+  std::vector<std::string> signed_by;  // writers' keys whose signatures held
   // Each sealed file opened and read to its end, in reading order: its id,
   // the id of the file its writer closed just before it (empty: none), in
   // hex, and whether it ends with its end frame. A file whose successor

@@ -29,6 +29,10 @@ inline constexpr std::uint8_t kSchemeEd25519 = 1;
 // recipient, sealed key, run id (FORMAT.md §4 key 9, in the clear so that
 // readers without the key still tell writers apart).
 inline constexpr std::size_t kSealPayloadBytes = 1 + kFileIdBytes + kPublicKeyBytes + kSealedKeyBytes + 8;
+// A signed seal frame (FORMAT.md §11.1) appends the writer's Ed25519 public
+// key and its signature of the bytes before them.
+inline constexpr std::size_t kSignatureBytes = 64;
+inline constexpr std::size_t kSignedSealPayloadBytes = kSealPayloadBytes + kPublicKeyBytes + kSignatureBytes;
 // What sealing adds to a stored payload: the counter ahead, the tag behind.
 inline constexpr std::size_t kCounterBytes = 8;
 inline constexpr std::size_t kTagBytes = 16;
@@ -84,6 +88,10 @@ struct SealFrame {
   PublicKeyBytes recipient{};
   std::array<unsigned char, kSealedKeyBytes> sealed_key{};
   std::uint64_t run_id = 0;
+  // Signed by its writer: the signer's key, and whether the signature holds.
+  bool signed_by_writer = false;
+  PublicKeyBytes signer{};
+  bool signature_valid = false;
   std::string payload;  // whole, as it is bound to every sealed frame
 };
 Result<SealFrame> parse_seal_frame(std::string_view payload);
@@ -98,10 +106,11 @@ class FileSealer {
   FileSealer(const FileSealer&) = default;
   FileSealer& operator=(const FileSealer&) = default;
 
-  static Result<FileSealer> create(const PublicKey& recipient, std::uint64_t run_id);
+  // With `signer`, the seal frame carries its signature (Config::sign_with).
+  static Result<FileSealer> create(const PublicKey& recipient, std::uint64_t run_id, const SecretKey* signer = nullptr);
   bool ready() const noexcept { return ready_; }
   std::string_view seal_payload() const noexcept {
-    return {reinterpret_cast<const char*>(seal_payload_.data()), seal_payload_.size()};
+    return {reinterpret_cast<const char*>(seal_payload_.data()), seal_payload_size_};
   }
   // Writes a sealed frame into `out`, which has room for kFrameHeaderSize +
   // kOverheadBytes + message.size() bytes: the header (type, flags with the
@@ -113,7 +122,8 @@ class FileSealer {
 
  private:
   std::array<unsigned char, kFileKeyBytes> file_key_{};
-  std::array<unsigned char, kSealPayloadBytes> seal_payload_{};
+  std::array<unsigned char, kSignedSealPayloadBytes> seal_payload_{};
+  std::size_t seal_payload_size_ = 0;
   bool ready_ = false;
 };
 

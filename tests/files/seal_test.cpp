@@ -546,3 +546,59 @@ TEST_CASE("on_record sees plaintext in process, and private values stay private 
   CHECK(decoded.intact());
   CHECK(messages_of(decoded) == std::vector<std::string>{"order 42 for <private>", "plain text visible in process"});
 }
+
+TEST_CASE("a writer's signing key: verify --signer checks which writer sealed a file") {
+  TempDir dir;
+  KeyFiles reader_keys = make_keys(dir, "reader");
+  KeyFiles writer_keys = make_keys(dir, "writer");
+  KeyFiles other_writer = make_keys(dir, "other-writer");
+  terse::Config config = test_config(dir / "logs");
+  config.encrypt_to = reader_keys.public_path;
+  config.sign_with = writer_keys.secret_path;
+  terse::start(config);
+  TERSE_INFO("signed record {}", 1);
+  terse::stop();
+  std::string logs = dir / "logs";
+
+  Run signed_ok = run_terse({"verify", "--key", reader_keys.secret_path, "--signer", writer_keys.public_path, logs});
+  INFO(signed_ok.out << signed_ok.err);
+  CHECK(signed_ok.exit_code == 0);
+  CHECK(mentions(signed_ok.out, "signed by " + fingerprint_of(writer_keys)));
+
+  Run other = run_terse({"verify", "--key", reader_keys.secret_path, "--signer", other_writer.public_path, logs});
+  CHECK(other.exit_code == 1);
+  CHECK(mentions(other.out, "TAMPERED"));
+  CHECK(mentions(other.err, "not by a writer asked for"));
+
+  // Without the reader's key the signature is still checked.
+  Run without_key = run_terse({"verify", "--signer", writer_keys.public_path, logs});
+  CHECK(without_key.exit_code == 0);
+  CHECK(mentions(without_key.out, "signed by"));
+
+  // A changed signature: the seal frame no longer holds, and no frame opens.
+  auto files = log_files(logs);
+  REQUIRE(files.size() == 1);
+  std::string bytes = read_file(files[0]);
+  auto frames = frames_of(bytes);
+  REQUIRE(frames[0].stored == seal::kSignedSealPayloadBytes);
+  flip_byte(bytes, frames[0].end() - 5);
+  fix_checksum(bytes, frames[0], true);
+  Decoded decoded = decode_bytes(bytes, {reader_keys.secret});
+  INFO(describe(decoded));
+  CHECK(any_tampering(decoded));
+  CHECK(decoded.lines.empty());
+  bool said = std::any_of(decoded.problems.begin(), decoded.problems.end(),
+                          [](const auto& p) { return mentions(p.what, "signature"); });
+  CHECK(said);
+
+  // An unsigned file where a signature is asked for.
+  Sample plain = write_sample(dir / "unsigned", 1, 3, 1, "u", reader_keys.public_path);
+  Run unsigned_run =
+      run_terse({"verify", "--key", reader_keys.secret_path, "--signer", writer_keys.public_path, plain.path});
+  CHECK(unsigned_run.exit_code == 1);
+  CHECK(mentions(unsigned_run.err, "not signed"));
+
+  terse::Config alone = test_config(dir / "alone");
+  alone.sign_with = writer_keys.secret_path;
+  CHECK(mentions(start_error(alone), "encrypt_to"));
+}
