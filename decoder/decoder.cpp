@@ -326,7 +326,7 @@ bool StreamDecoder::State::next(Record& record) {
       if (first_frame) {
         seal_frame(frame);
       } else {
-        tampering(frame.offset, "a seal frame inside the file, not at its start; skipped");
+        frame_damage(frame.offset, "a seal frame inside the file, not at its start; skipped");
       }
       continue;
     }

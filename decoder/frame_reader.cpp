@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <terse/crc.hpp>
 #include <terse/frame.hpp>
@@ -151,6 +152,14 @@ void FrameReader::skip_bad_payload(std::uint64_t offset, std::size_t frame_size)
 // A file's preamble at the current position: the file starts, or the data
 // ends, or (nothing) the reader resynced and the caller looks again.
 std::optional<FrameReader::Event> FrameReader::read_preamble() {
+  // What is wrong with a new file's preamble is not the sealed file's
+  // before it; that file's own reports (missing frames, its end) come after,
+  // and then the decoder sets this for the new file.
+  struct NotSealedHere {
+    bool& sealed;
+    bool was;
+    ~NotSealedHere() { sealed = was; }
+  } not_sealed_here{sealed_, std::exchange(sealed_, false)};
   if (!fill(schema::kPreambleSize)) {
     if (live_ && (available() == 0 ||
                   starts_with(buffer_.data() + pos_, schema::kMagic, std::min(available(), sizeof schema::kMagic))))
@@ -183,7 +192,6 @@ std::optional<FrameReader::Event> FrameReader::read_preamble() {
     return Event::end;
   }
   file_offset_ = offset;
-  sealed_ = false;
   version_major_ = schema::preamble_crc_ok(p) ? preamble.version_major : 0;
   pos_ += schema::kPreambleSize;
   at_file_start_ = false;

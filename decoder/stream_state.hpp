@@ -276,6 +276,7 @@ struct StreamDecoder::State {
   void reset_file() {
     finish_file();
     report_missing_frames();
+    if (reader) reader->set_sealed(false);
     file_sealed = false;
     opener.reset();
     file_ended = false;

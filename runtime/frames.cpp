@@ -372,7 +372,7 @@ void FrameEncoder::append_calibration(std::string& out, const Calibration& c) {
 void FrameEncoder::append_file_start(std::string& out, std::uint32_t sequence, const Calibration& calibration) {
   sealer_ = seal::FileSealer();
   schema::Preamble version;
-  if (recipient_ == nullptr) version.version_major = schema::kUnsealedVersionMajor;
+  if (recipient_ != nullptr) version.version_major = schema::kVersionMajor;
   unsigned char preamble[schema::kPreambleSize];
   schema::encode_preamble(version, preamble);
   out.append(reinterpret_cast<const char*>(preamble), sizeof preamble);

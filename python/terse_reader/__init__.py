@@ -19,8 +19,9 @@ raises (also for a path that cannot be read, and for a key file that is not a ke
 Sealed files (format 3.0, FORMAT.md §11) open with the private key they were sealed to:
 ``read(path, key="logs-key")`` (a list of keys, or ``TERSE_KEY`` as for the CLI); this needs
 PyNaCl, which plain files do not. Without their key they show no records and a problem names
-the key they need; with it, a change made to them is a problem marked ``tampering`` and only
-records that authenticated are shown.
+the key they need; with it, a change made to their frames is a problem marked ``tampering``
+and only records that authenticated are shown (what is wrong inside a frame that authenticated
+was written so, and is damage like any other).
 """
 
 from __future__ import annotations

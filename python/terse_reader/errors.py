@@ -18,8 +18,10 @@ class Problem:
 
     ``tampering``: in a sealed file read with its key (FORMAT.md §11.5), the problem shows a
     change made after the writer wrote the file, not damage a crash leaves; its reason starts
-    with "tampering: ". ``torn_tail``: the file ends where its writer stopped (a sealed file
-    without its end frame, §11.4), not damage inside it.
+    with "tampering: ". Only damage to the frames themselves is tampering: a problem inside a
+    frame that authenticated (a record that does not match its call site, say) is what the
+    writer wrote, and is reported as damage. ``torn_tail``: the file ends where its writer
+    stopped (a sealed file without its end frame, §11.4), not damage inside it.
     """
 
     source: str

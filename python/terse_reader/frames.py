@@ -1,9 +1,10 @@
 """Primitive encodings (FORMAT.md §1) and the frame layer (§2, §3, §9).
 
-The frame layer turns a file's bytes into preambles and verified, decompressed payloads. It
-trusts nothing it has not checked: a header's size is used only once its checksum is good, and a
-payload only once its own checksum is, so a damaged frame costs only itself. Sealed frames (§11)
-are handed on as stored: only the stream decoder, which holds the file's key, can open them.
+The frame layer turns a file's bytes into preambles and verified payloads (decompressed, unless
+the caller decompresses them itself). It trusts nothing it has not checked: a header's size is used
+only once its checksum is good, and a payload only once its own checksum is, so a damaged frame
+costs only itself. Sealed frames (§11) are handed on as stored: only the stream decoder, which
+holds the file's key, can open them.
 """
 
 from __future__ import annotations
@@ -127,16 +128,21 @@ class Cursor:
 
 @dataclasses.dataclass
 class Preamble:
+    """``checked``: the preamble's checksum was good. When it was not, ``major`` is the version
+    read on as (§2), not one the file states, so no rule that depends on the version applies."""
+
     offset: int
     major: int
     minor: int
+    checked: bool = True
 
 
 @dataclasses.dataclass
 class Frame:
     """A frame whose checksums were good. ``payload`` is decompressed, except in a sealed frame
     (``flags & FLAG_SEALED``), whose payload is the stored one: it must be opened first (§11.2),
-    with ``header`` (as stored) and ``raw_size``."""
+    with ``header`` (as stored) and ``raw_size``; and except where the ``FrameReader`` was told
+    not to decompress, when ``flags & FLAG_ZSTD`` says that it is still compressed."""
 
     offset: int
     type: int
@@ -177,12 +183,20 @@ def _header_ok(data: bytes, pos: int) -> bool:
 
 
 class FrameReader:
-    """Walks one stream's bytes by §9; ``torn_tail`` says whether it ended inside a write."""
+    """Walks one stream's bytes by §9; ``torn_tail`` says whether it ended inside a write.
 
-    def __init__(self, data: bytes, report: Report) -> None:
+    Everything it reports is damage to the frames themselves (§11.5 makes that tampering in a
+    sealed file opened with its key). ``decompress=False`` hands compressed payloads on as
+    stored, for a caller to whom a payload that does not decompress is damage inside a frame,
+    not to it. ``losses`` counts the times bytes that may have held frames were skipped, which
+    §3.1 needs to tell frames lost to damage from frames missing."""
+
+    def __init__(self, data: bytes, report: Report, decompress: bool = True) -> None:
         self.data = data
         self.report = report
+        self.decompress = decompress
         self.torn_tail = False
+        self.losses = 0
         self._found: dict[bytes, int] = {}
 
     def _next(self, pattern: bytes, start: int) -> int:
@@ -195,6 +209,7 @@ class FrameReader:
         return found
 
     def _resync(self, pos: int, why: str) -> int | None:
+        self.losses += 1
         start = pos + 1
         candidates = [i for i in (self._next(SYNC, start), self._next(MAGIC[:4], start)) if i >= 0]
         if not candidates:
@@ -213,7 +228,7 @@ class FrameReader:
         major, minor, crc = struct.unpack_from("<HHI", data, pos + 8)
         if crc32c(data[pos : pos + 12]) != crc:
             self.report(pos, f"preamble checksum mismatch; reading on as format {KNOWN_MAJORS[-1]}.x")
-            return Preamble(pos, KNOWN_MAJORS[-1], 0)
+            return Preamble(pos, KNOWN_MAJORS[-1], 0, checked=False)
         if major not in KNOWN_MAJORS:
             self.report(
                 pos,
@@ -266,17 +281,19 @@ class FrameReader:
                 return
             stored_bytes = data[body:end]
             if crc32c(stored_bytes) != pcrc:
-                self.report(pos, f"frame payload checksum mismatch (type {ftype}); frame skipped")
                 if end == size or _header_ok(data, end) or data[end : end + 8] == MAGIC:
+                    self.losses += 1
+                    self.report(pos, f"frame payload checksum mismatch (type {ftype}); frame skipped")
                     pos = end
                 else:
-                    pos = self._resync(pos, "the frame's size is contradicted by what follows it")
+                    pos = self._resync(pos, f"frame payload checksum mismatch (type {ftype}), and the frame's "
+                                       "size is contradicted by what follows it")
                 continue
             if flags & FLAG_SEALED:
                 yield Frame(pos, ftype, stored_bytes, flags, raw, data[pos : pos + 24])
                 pos = end
                 continue
-            if flags & FLAG_ZSTD:
+            if flags & FLAG_ZSTD and self.decompress:
                 try:
                     payload = decompress(stored_bytes, raw)
                 except Malformed as exc:

@@ -7,6 +7,8 @@ because §6, §7.3 and §11 make each file stand alone.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import json
 import math
 import struct
@@ -143,10 +145,23 @@ class Clock:
         return point.unix_ns + _round_away(min(max(delta, -LIMIT_NS), LIMIT_NS))
 
 
+@dataclasses.dataclass
+class SealedFile:
+    """A sealed file opened with its key and read to its end (§11): its file id, the id of the
+    file its writer closed before it (info key 10, §4; "" for none), both in hex, and whether
+    it ends with its end frame. ``terse verify`` follows these to find a run's file whose end
+    was cut off; this reader only gives them."""
+
+    file_id: str
+    previous: str = ""
+    ended: bool = False
+
+
 class StreamDecoder:
     """Decodes one stream (a file, or files concatenated); problems go to ``report``, called
     as ``report(source, offset, reason)``, or with two more arguments, ``tampering`` and
-    ``torn_tail`` (``Problem``'s), where either is true. ``keys`` open sealed files (§11)."""
+    ``torn_tail`` (``Problem``'s), where either is true. ``keys`` open sealed files (§11);
+    ``sealed_files`` lists those opened, once read."""
 
     def __init__(self, data: bytes, source: str, report: Callable[..., None],
                  utc: bool = False, keys: Sequence[sealing.SecretKey] = ()) -> None:
@@ -160,11 +175,22 @@ class StreamDecoder:
         self.torn_tail = False
         # The fingerprints of the keys this stream's sealed files were sealed to.
         self.sealed_to: list[str] = []
+        self.sealed_files: list[SealedFile] = []
+        self.reader: FrameReader | None = None
+        # §3.1 tells frames lost to damage from missing ones by whether anything was lost
+        # since the last numbered frame; as the reference reader, across files of a stream.
+        self.lost_payloads = 0
+        self.losses_at_number = 0
         self._reset()
 
     def report(self, offset: int, reason: str) -> None:
-        # §11.5: once a file's key has opened it, whatever is wrong in it was changed after it
-        # was written (a writer that stopped leaves a torn tail, reported apart).
+        """A problem inside a frame that was read whole: what its writer wrote, so never
+        tampering, not even in a sealed file whose frame authenticated (§11.5)."""
+        self._report(self.source, offset, reason)
+
+    def report_frame(self, offset: int, reason: str) -> None:
+        """A problem with the file's frames themselves (their bytes, their order): tampering once
+        a key has opened the file (§11.5), as the writer never leaves them so."""
         if self.opener is not None:
             self.report_tampering(offset, reason)
         else:
@@ -172,11 +198,6 @@ class StreamDecoder:
 
     def report_tampering(self, offset: int, reason: str) -> None:
         self._report(self.source, offset, "tampering: " + reason, True, False)
-
-    def _frame_damage(self, offset: int, reason: str) -> None:
-        # Frames lost here may have held the numbers that the next numbered frame skips (§3.1).
-        self.lost_since_number += 1
-        self.report(offset, reason)
 
     def _reset(self) -> None:
         self.sites: dict[int, d.Site] = {}
@@ -187,26 +208,33 @@ class StreamDecoder:
         self.contexts: dict[int, list[list[Any]]] = {}
         self.flight_contexts: dict[int, list[list[Any]]] = {}
         self.in_flight_run = False
-        self.numbers: set[int] = set()
         self.highest = 0
-        self.lost_since_number = 0
-        self.unknown_since_number = 0
+        # Runs of numbers skipped so far, each (first, last, offset of the frame that skipped
+        # them), by first; a later frame out of order takes its number out of its run.
+        self.gaps: list[tuple[int, int, int]] = []
+        self.unknown_frames = 0
         self.reported_sites: set[int] = set()
         self.no_clock_reported = False
+        # The preamble's major version, 0 when it does not say (§2: a bad checksum).
+        self.version_major = 0
         # §11: whether the file has a seal frame, its opener once a key given opened it, and
         # whether its end frame came.
         self.frames_in_file = 0
         self.file_sealed = False
         self.opener: sealing.FileOpener | None = None
+        self.sealed_file: SealedFile | None = None
         self.file_ended = False
         self.info_opened = False
 
     def records(self) -> Iterator[Record]:
-        reader = FrameReader(self.data, self._frame_damage)
+        # Payloads are decompressed here, after a sealed one has authenticated, so that one that
+        # does not decompress is reported as what its writer wrote.
+        reader = self.reader = FrameReader(self.data, self.report_frame, decompress=False)
         for item in reader:
             if isinstance(item, Preamble):
-                self._end_of_file(item.offset)
+                self._end_of_file(item.offset + 16)
                 self._reset()
+                self.version_major = item.major if item.checked else 0
                 continue
             self.frames_read += 1
             frame = self._unsealed(item)
@@ -215,14 +243,30 @@ class StreamDecoder:
         self._end_of_file(len(self.data))
         self.torn_tail = self.torn_tail or reader.torn_tail
 
+    def _payload(self, frame: Frame) -> bytes | None:
+        """The frame's payload decompressed (§3); None, reported, when it does not decompress."""
+        if not frame.flags & FLAG_ZSTD:
+            return frame.payload
+        try:
+            return decompress(frame.payload, frame.raw_size)
+        except Malformed as exc:
+            self.lost_payloads += 1
+            self.report(frame.offset, f"{exc}; frame skipped")
+            return None
+
     # ---- sealed files (§11) -------------------------------------------------------------
 
     def _end_of_file(self, offset: int) -> None:
+        if self.opener is not None and self.sealed_file is not None:
+            self.sealed_file.ended = self.file_ended
+            self.sealed_files.append(self.sealed_file)
+            self.sealed_file = None
         if self.opener is not None and not self.file_ended:
             self.file_ended = True  # said once
             self.torn_tail = True
             self._report(self.source, offset, "sealed file has no end frame: its writer did not close it (killed "
                          "or crashed) or its end was cut off", False, True)
+        self._report_missing_frames()
 
     def _seal(self, frame: Frame) -> None:
         self.file_sealed = True
@@ -240,9 +284,18 @@ class StreamDecoder:
                 try:
                     self.opener = sealing.FileOpener.open(seal, self.keys)
                 except sealing.SealChanged as exc:
-                    self.report_tampering(frame.offset, f"file is {exc}; its records are not shown")
+                    # The key it names was given and does not open it.
+                    self.report_tampering(frame.offset, f"file is {exc}")
+                    return
                 except ValueError as exc:
-                    self.report(frame.offset, f"file is {exc}; its records are not shown")
+                    # With keys given, none of them this file's, its contents cannot be checked:
+                    # a problem; with none given, only a notice of which key it needs.
+                    self.report(frame.offset, f"file is {exc}" + ("" if self.keys else "; its records are not shown"))
+                    return
+                self.sealed_file = SealedFile(seal.file_id.hex())
+                if 0 < self.version_major < 3:
+                    self.report_tampering(frame.offset, f"a seal frame in a file of format {self.version_major}.x, "
+                                          "which has none")
                 return
         self.report(frame.offset, f"file is sealed but its seal frame cannot be read ({why}); "
                     "its records are not shown")
@@ -252,11 +305,14 @@ class StreamDecoder:
         None for a frame passed over (no key) or reported."""
         first = self.frames_in_file == 0
         self.frames_in_file += 1
+        if first and self.version_major == 3 and frame.type != SEAL:
+            # §11: only a sealed file is 3.x. Nothing was opened, so this is no tampering.
+            self.report_frame(frame.offset, "a file of format 3.x that does not start with its seal frame")
         if frame.type == SEAL:
             if first:
                 self._seal(frame)
             else:
-                self.report_tampering(frame.offset, "a seal frame inside the file, not at its start; skipped")
+                self.report_frame(frame.offset, "a seal frame inside the file, not at its start; skipped")
             return None
         sealed = bool(frame.flags & FLAG_SEALED)
         if self.file_ended and self.opener is not None:
@@ -275,11 +331,15 @@ class StreamDecoder:
             return None
         opened = self.opener.open_frame(frame.header, frame.payload)
         if opened is None:
-            self.lost_since_number += 1
+            self.lost_payloads += 1
             self.report_tampering(frame.offset, "frame fails authentication: it was changed after it was written; "
                                   "skipped")
             return None
         counter, message = opened
+        if not frame.flags & FLAG_ZSTD and len(message) != frame.raw_size:
+            self.lost_payloads += 1
+            self.report_tampering(frame.offset, "sealed frame's size differs from its header; skipped")
+            return None
         # The info frame carries no frame number (§3.1): counter 0 is what places it (§11.3).
         if frame.type == INFO:
             if counter != 0 or self.info_opened:
@@ -288,42 +348,57 @@ class StreamDecoder:
         elif not self.info_opened:
             self.report_tampering(frame.offset, "the file's info frame is missing")
         self.info_opened = True
-        if frame.flags & FLAG_ZSTD:
-            try:
-                message = decompress(message, frame.raw_size)
-            except Malformed as exc:
-                self.lost_since_number += 1
-                self.report(frame.offset, f"{exc}; frame skipped")
-                return None
-        elif len(message) != frame.raw_size:
-            self.lost_since_number += 1
-            self.report(frame.offset, "sealed frame's size differs from its header; skipped")
-            return None
         return Frame(frame.offset, frame.type, message, frame.flags & ~FLAG_SEALED, frame.raw_size, frame.header)
 
     # ---- frame numbers (§3.1) ---------------------------------------------------------------
 
     def _number(self, number: int, offset: int) -> bool:
         """Checks a frame's number; False when the frame is a repeat and must be skipped."""
-        if number in self.numbers:
-            self.report(offset, f"frame number {number} repeated; frame skipped")
-            return False
-        if number < self.highest:
-            self.report(offset, f"frame number {number} out of order (after {self.highest})")
-        elif number > self.highest + 1 + self.unknown_since_number and not self.lost_since_number:
-            missing = number - self.highest - 1
-            self.report(offset, f"{missing} frame(s) missing before frame number {number}")
-        self.numbers.add(number)
+        losses = (self.reader.losses if self.reader is not None else 0) + self.lost_payloads
+        lost_since = losses != self.losses_at_number
+        self.losses_at_number = losses
+        unknown, self.unknown_frames = self.unknown_frames, 0
         if number > self.highest:
+            skipped = number - self.highest - 1
+            # Numbers that damage or frames of unknown types may have taken are not missing.
+            if skipped > unknown and not lost_since:
+                bisect.insort(self.gaps, (self.highest + 1, number - 1, offset))
             self.highest = number
-            self.lost_since_number = 0
-            self.unknown_since_number = 0
+            return True
+        at = bisect.bisect_right(self.gaps, (number, MASK64, MASK64)) - 1
+        if at < 0 or self.gaps[at][1] < number:
+            self.report_frame(offset, f"frame {number} repeats an earlier frame of the file; skipped")
+            return False
+        first, last, skipped_at = self.gaps.pop(at)
+        if number < last:
+            bisect.insort(self.gaps, (number + 1, last, skipped_at))
+        if first < number:
+            bisect.insort(self.gaps, (first, number - 1, skipped_at))
+        self.report_frame(offset, f"frame {number} is out of order: it comes after frame {self.highest}")
         return True
+
+    def _report_missing_frames(self) -> None:
+        """At the end of a file: the numbers no frame of it had, as runs."""
+        for first, last, offset in self.gaps:
+            which = f"frame {first} is" if first == last else f"frames {first} to {last} are"
+            self.report_frame(offset, f"{which} missing before the frame at this offset")
+        self.gaps = []
 
     # ---- frames -------------------------------------------------------------------------
 
     def _frame(self, frame: Frame) -> Iterator[Record]:
         t = frame.type
+        if t > END or t == 0:
+            # Newer writers may add types (§10): skipped as stored, never decompressed. Type 0
+            # is reserved, never a newer type, so no frame number can have gone to it (§3.1).
+            if t > END:
+                self.unknown_frames += 1
+            self.in_flight_run = False
+            return
+        payload = self._payload(frame)
+        if payload is None:
+            return
+        frame = Frame(frame.offset, t, payload, frame.flags & ~FLAG_ZSTD, frame.raw_size, frame.header)
         if t == INFO:
             self._info(frame.payload)
             self.in_flight_run = False
@@ -340,21 +415,15 @@ class StreamDecoder:
         elif t == END:
             self._end(frame)
             self.in_flight_run = False
-        else:
-            self.unknown_since_number += 1
-            self.in_flight_run = False
 
     def _end(self, frame: Frame) -> None:
-        """§11.4; an end frame is known only in a sealed file, where it came opened."""
-        if self.opener is None:
-            self.unknown_since_number += 1
-            return
+        """§11.4; like the reference reader, read wherever it comes: outside an opened sealed
+        file its end changes nothing. Without a number it still ends the file."""
         try:
-            number = Cursor(frame.payload).varint()
+            number: int | None = Cursor(frame.payload).varint()
         except Malformed:
-            self.report(frame.offset, "end frame without its frame number")
-            return
-        if self._number(number, frame.offset):
+            number = None
+        if number is None or self._number(number, frame.offset):
             self.file_ended = True
 
     def _info(self, payload: bytes) -> None:
@@ -367,12 +436,24 @@ class StreamDecoder:
                     self.info[key] = Cursor(value).varint()
                 elif key == 9 and len(value) == 8:
                     self.info[key] = struct.unpack("<Q", value)[0]
+                elif key == 10:
+                    # Authenticated only in a sealed file opened with its key.
+                    if self.sealed_file is not None and len(value) == sealing.FILE_ID_BYTES:
+                        self.sealed_file.previous = self.info[key] = value.hex()
                 else:
                     self.info[key] = value.decode("utf-8", "replace")
         except Malformed:
             pass  # §4: the info frame changes nothing in how records decode
 
     def _calibration(self, frame: Frame) -> None:
+        # The number first: a frame whose contents are malformed still took its number.
+        if len(frame.payload) > 24:
+            try:
+                number: int | None = Cursor(frame.payload, 24).varint()
+            except Malformed:
+                number = None  # bytes after offset 24 other than a number are ignored (§5)
+            if number is not None and not self._number(number, frame.offset):
+                return
         cur = Cursor(frame.payload)
         try:
             ticks, unix_ns, rate = cur.u64(), cur.i64(), cur.f64()
@@ -382,12 +463,6 @@ class StreamDecoder:
         if not (math.isfinite(rate) and rate > 0):
             self.report(frame.offset, f"calibration frame with rate {rate}")
             return
-        if cur.left():
-            try:
-                if not self._number(cur.varint(), frame.offset):
-                    return
-            except Malformed:
-                pass  # bytes after offset 24 other than a number are ignored (§5)
         self.clock.add(Calibration(ticks, unix_ns, rate))
 
     def _dictionary(self, frame: Frame) -> None:
@@ -403,7 +478,11 @@ class StreamDecoder:
                 return
             try:
                 if kind == 4 and first:
-                    if not self._number(Cursor(body).varint(), frame.offset):
+                    try:
+                        number: int | None = Cursor(body).varint()
+                    except Malformed:
+                        number = None  # then it is no number, and the frame is not counted
+                    if number is not None and not self._number(number, frame.offset):
                         return
                 elif kind == 1:
                     site = d.parse_site(body)
@@ -437,11 +516,21 @@ class StreamDecoder:
         thread = self.threads.get(index)
         return thread.os_tid if thread is not None and thread.os_tid else index
 
-    def _time(self, ticks: int, offset: int) -> int:
-        if not self.clock.calibrated and not self.no_clock_reported:
-            self.no_clock_reported = True
-            self.report(offset, "records before any clock calibration; times are raw ticks")
-        return self.clock.convert(ticks)
+    @staticmethod
+    def _records_number(cur: Cursor, columnar: bool) -> int | None:
+        """The frame's number (§3.1), from its first row, read ahead of the rows: a frame that
+        repeats an earlier one is skipped before anything in it is reported."""
+        peek = Cursor(cur.data, cur.pos, cur.end)
+        try:
+            if peek.varint() != 0:
+                return None
+            peek.varint()
+            if not columnar:
+                peek.varint()
+            args = peek.take(peek.varint())
+            return Cursor(args, 1).varint() if args[:1] == b"\x02" else None
+        except Malformed:
+            return None
 
     def _records(self, frame: Frame, flight: bool, columnar: bool) -> Iterator[Record]:
         cur = Cursor(frame.payload)
@@ -454,6 +543,12 @@ class StreamDecoder:
         except Malformed:
             self.report(frame.offset, "records frame too short")
             return
+        number = self._records_number(cur, columnar)
+        if number is not None and not self._number(number, frame.offset):
+            return
+        if not self.clock.calibrated and not self.no_clock_reported:
+            self.no_clock_reported = True
+            self.report(frame.offset, "records before any clock calibration; times are raw ticks")
         prev: dict[int, list[int]] = {}
         chain_broken: set[int] = set()
         contexts = self.flight_contexts if flight else self.contexts
@@ -479,13 +574,7 @@ class StreamDecoder:
                 return
             ticks = (ticks + delta) & MASK64
             if index == 0 and site_id == 0 and args[:1] == b"\x02":
-                try:
-                    number = Cursor(args, 1).varint()
-                except Malformed:
-                    number = None
-                if number is not None and not self._number(number, frame.offset):
-                    return
-                index += 1
+                index += 1  # the frame's number, checked above
                 continue
             index += 1
             if site_id == 0:
@@ -618,7 +707,7 @@ class StreamDecoder:
     def _make(self, ticks: int, offset: int, level: str, thread_index: int, file: str, line: int, message: str,
               args: Any, suppressed: int, flight: bool, contexts: dict[int, list[list[Any]]],
               notes: list[str]) -> Record:
-        unix_ns = self._time(ticks, offset)
+        unix_ns = self.clock.convert(ticks)
         record = Record()
         record.time_ns = unix_ns
         record.ticks = ticks

@@ -28,8 +28,9 @@ inline constexpr std::size_t kFramePayloadCrc = 16;
 static_assert(kFrameHeaderCrcOffset == 20 && kFrameHeaderSize == 24);
 }  // namespace layout
 
+// A file is 2.0 unless it is sealed (FORMAT.md §11), which makes it 3.0.
 struct Preamble {
-  std::uint16_t version_major = kVersionMajor;
+  std::uint16_t version_major = kUnsealedVersionMajor;
   std::uint16_t version_minor = kVersionMinor;
 };
 

@@ -69,9 +69,9 @@ TEST_CASE("the preamble carries the magic, the versions and its checksum") {
   CHECK(std::memcmp(b, schema::kMagic, sizeof schema::kMagic) == 0);
   CHECK(schema::preamble_crc_ok(b));
   schema::Preamble p = schema::decode_preamble(b);
-  CHECK(p.version_major == schema::kVersionMajor);
+  CHECK(p.version_major == schema::kUnsealedVersionMajor);
   CHECK(p.version_minor == schema::kVersionMinor);
-  CHECK(wire::get_le<std::uint16_t>(b + 8) == schema::kVersionMajor);
+  CHECK(wire::get_le<std::uint16_t>(b + 8) == schema::kUnsealedVersionMajor);
   b[10] ^= 1;
   CHECK_FALSE(schema::preamble_crc_ok(b));
 }

@@ -403,7 +403,7 @@ class TlogBuilder {
  public:
   TlogBuilder() {
     out_.append(reinterpret_cast<const char*>(schema::kMagic), sizeof schema::kMagic);
-    wire::put_le<std::uint16_t>(out_, schema::kVersionMajor);
+    wire::put_le<std::uint16_t>(out_, schema::kUnsealedVersionMajor);
     wire::put_le<std::uint16_t>(out_, schema::kVersionMinor);
     wire::put_le<std::uint32_t>(out_, wire::crc32c(out_.data(), schema::kPreambleCrcOffset));
     std::string calibration;

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import struct
@@ -40,7 +41,7 @@ PACKAGE = _env("TERSE_PYTHON_PACKAGE")
 sys.path.insert(0, PACKAGE)
 
 import terse_reader  # noqa: E402
-from terse_reader.frames import MAGIC, SYNC, Frame, FrameReader, crc32c  # noqa: E402
+from terse_reader.frames import MAGIC, SYNC, Cursor, Frame, FrameReader, crc32c  # noqa: E402
 from terse_reader.records import Calibration, Clock, StreamDecoder  # noqa: E402
 
 CLI = _env("TERSE_CLI")
@@ -55,6 +56,34 @@ def cli(*args: str) -> list[str]:
     """The CLI's output lines; its exit code is not checked here (damaged inputs exit 1)."""
     done = subprocess.run([CLI, *args], capture_output=True, timeout=120)
     return done.stdout.decode("utf-8", "surrogateescape").splitlines()
+
+
+def cli_problems(*args: str) -> list[tuple[int, bool, str]]:
+    return cli_run(*args)[1]
+
+
+def cli_run(*args: str) -> tuple[list[str], list[tuple[int, bool, str]]]:
+    """The CLI's output lines, and the problems it reports on stderr, each (offset, tampering,
+    reason); the torn tails this reader does not report (it says them only by ``torn_tail``)
+    are left out."""
+    done = subprocess.run([CLI, *args], capture_output=True, timeout=120)
+    problems = []
+    for line in done.stderr.decode("utf-8", "surrogateescape").splitlines():
+        found = re.match(r"terse: .*?: offset (\d+): (.*)$", line)
+        if found and "the writer stopped mid-write" not in found[2] and "ends inside its preamble" not in found[2]:
+            problems.append((int(found[1]), found[2].startswith("tampering: "), found[2]))
+    return done.stdout.decode("utf-8", "surrogateescape").splitlines(), problems
+
+
+def same_tampering(label: str, problems: list[terse_reader.Problem], expected: list[tuple[int, bool, str]]) -> None:
+    """The reader calls tampering what the CLI calls tampering, at the same offsets, and reports
+    damage where the CLI does (FORMAT.md §11.5: only damage to the frames is tampering)."""
+    assert all(p.tampering == p.reason.startswith("tampering: ") for p in problems), f"{label}: {problems}"
+    assert sorted(p.offset for p in problems if p.tampering) == sorted(o for o, t, _ in expected if t), \
+        f"{label}: {problems} {expected}"
+    damage = [p for p in problems if not p.tampering and not p.torn_tail]
+    assert bool(damage) == any(not t and "sealed file has no end frame" not in r for _, t, r in expected), \
+        f"{label}: {problems} {expected}"
 
 
 def compare(label: str, records: list[terse_reader.Record], json_lines: list[str], text_lines: list[str] | None,
@@ -538,7 +567,7 @@ TAMPERING = {
     "flipped byte": (_flip_a_sealed_byte, "fails authentication"),
     "retyped frame": (_retype_the_dictionary, "fails authentication"),
     "removed frame": (_remove_the_calibration, "missing"),
-    "repeated frame": (_repeat_the_dictionary, "repeated"),
+    "repeated frame": (_repeat_the_dictionary, "repeats an earlier frame"),
     "removed info frame": (_remove_the_info_frame, "info frame is missing"),
     "repeated info frame": (_repeat_the_info_frame, "an info frame that is not the file's own"),
     "frame after the end": (_append_after_the_end, "after the end frame"),
@@ -557,12 +586,14 @@ def test_tampering_is_reported_and_only_authenticated_records_are_shown(case: st
     changed = with_frames(sealed.read_bytes(), frames, tmp_path / "changed.tlog")
     key = str(keys[0].secret)
     records, problems = read_all(changed, key=key)
-    assert any(words in p.reason for p in problems), problems
-    assert problems and all(p.tampering and p.reason.startswith("tampering: ") for p in problems), problems
+    assert any(words in p.reason and p.tampering for p in problems), problems
+    # What a frame lost to the change takes with it (records of sites its dictionary described,
+    # the calibration it held) is reported as what the file now holds, not as tampering again.
+    same_tampering(case, problems, cli_problems("cat", "--key", key, "-o", "json", str(changed)))
     compare("sealed, changed", records, cli("cat", "--key", key, "-o", "json", str(changed)), None, tally=False)
     with pytest.raises(terse_reader.TerseReadError) as caught:
         list(terse_reader.read(changed, key=key, strict=True))
-    assert caught.value.problem is not None and caught.value.problem.tampering
+    assert caught.value.problem == problems[0]
 
 
 def test_a_sealed_file_without_its_end_frame_is_a_torn_tail(sealed: Path, tmp_path: Path,
@@ -582,12 +613,20 @@ def test_a_sealed_file_without_its_end_frame_is_a_torn_tail(sealed: Path, tmp_pa
         assert problem.torn_tail and not problem.tampering and "sealed file has no end frame" in problem.reason
 
 
-def test_changed_sealed_files_raise_nothing_foreign(sealed: Path, tmp_path: Path,
+@pytest.mark.parametrize("source", ["the demo's", "sealed by the spec"])
+def test_changed_sealed_files_raise_nothing_foreign(source: str, sealed: Path, written: Path, tmp_path: Path,
                                                    keys: tuple[KeyPair, KeyPair]) -> None:
     rng = random.Random(20261207)
-    data = sealed.read_bytes()
     key = terse_reader.load_key(keys[0].secret)
-    count = len(read_all(sealed, key=key)[0])
+    if source == "the demo's":
+        data = sealed.read_bytes()
+    else:
+        # Many small frames, where the demo's file has one records frame: changes then land
+        # between intact frames, and what is lost is told apart from what is tampering.
+        data = sealed_by_the_spec(sorted(written.glob("*.tlog"))[0].read_bytes(), key.public_key)
+    intact = tmp_path / "intact.tlog"
+    intact.write_bytes(data)
+    count = len(read_all(intact, key=key)[0])
     for round_ in range(150):
         frames = frames_of(data)
         for _ in range(rng.randint(1, 3)):
@@ -610,8 +649,9 @@ def test_changed_sealed_files_raise_nothing_foreign(sealed: Path, tmp_path: Path
             pytest.fail(f"round {round_}: no result within 20 s")
         # A change nothing reports would be a record shown that its writer did not log.
         assert problems or len(records) == count, f"round {round_}"
-        compare("sealed, changed at random", records,
-                cli("cat", "--key", str(keys[0].secret), "-o", "json", str(changed)), None, tally=False)
+        lines, expected = cli_run("cat", "--key", str(keys[0].secret), "-o", "json", str(changed))
+        compare("sealed, changed at random", records, lines, None, tally=False)
+        same_tampering(f"round {round_}", problems, expected)
 
 
 def sealed_by_the_spec(plain: bytes, recipient: bytes) -> bytes:
@@ -676,6 +716,192 @@ def test_files_sealed_by_the_spec_alone_read_alike_in_both_readers(written: Path
     intact = len(cli("cat", "-o", "json", str(plains[0])))
     assert 0 < len(records) < intact
     compare("sealed by the spec, changed", records, cli("cat", "--key", key, "-o", "json", str(changed)), None)
+
+
+def plain_frames(data: bytes) -> list[tuple[int, int, bytes, int]]:
+    """A plain file's frames, each (type, flags, payload, raw_size), stored uncompressed."""
+    return [(f.type, 0, f.payload, len(f.payload)) for f in FrameReader(data, lambda *_: None) if isinstance(f, Frame)]
+
+
+def preamble(major: int, minor: int = 0, good: bool = True) -> bytes:
+    head = MAGIC + struct.pack("<HH", major, minor)
+    return head + struct.pack("<I", crc32c(head) ^ (0 if good else 1))
+
+
+def plain_file(frames: list[tuple[int, int, bytes, int]]) -> bytes:
+    out = [preamble(2)]
+    for type_, flags, payload, raw_size in frames:
+        head = SYNC + struct.pack("<BBHII", type_, flags, 0, len(payload), raw_size)
+        out.append(bytes(checksummed(bytearray(head + bytes(8) + payload))))
+    return b"".join(out)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+
+def _first_log_record(frames: list[tuple[int, int, bytes, int]], change) -> None:
+    """``change(payload, site_at, args_at, args_end)`` made to the first log record (§7, §7.4)
+    of the first records frame: offsets of its site id, its args_size and its arguments' end."""
+    at = next(i for i, f in enumerate(frames) if f[0] in (4, 6))
+    type_, flags, payload, _ = frames[at]
+    cur = Cursor(payload, 8)
+    if type_ == 6:
+        cur.take(cur.varint())
+    while True:
+        site_at = cur.pos
+        site_id = cur.varint()
+        cur.varint()
+        if type_ == 4:
+            cur.varint()
+        args_at = cur.pos
+        cur.take(cur.varint())
+        if site_id != 0:
+            changed = change(payload, site_at, args_at, cur.pos)
+            frames[at] = (type_, flags, changed, len(changed))
+            return
+
+
+def _one_byte_more(frames: list[tuple[int, int, bytes, int]]) -> None:
+    def change(payload: bytes, site_at: int, args_at: int, end: int) -> bytes:
+        size = Cursor(payload, args_at).varint()
+        return payload[:args_at] + _varint(size + 1) + payload[end - size : end] + b"\0" + payload[end:]
+
+    _first_log_record(frames, change)
+
+
+def _a_site_never_described(frames: list[tuple[int, int, bytes, int]]) -> None:
+    def change(payload: bytes, site_at: int, args_at: int, end: int) -> bytes:
+        site = Cursor(payload, site_at)
+        site.varint()
+        return payload[:site_at] + _varint(999_999) + payload[site.pos :]
+
+    _first_log_record(frames, change)
+
+
+def _a_payload_that_does_not_decompress(frames: list[tuple[int, int, bytes, int]]) -> None:
+    at = next(i for i, f in enumerate(frames) if f[0] == 3)
+    frames[at] = (3, 0x01, b"\x28\xb5\x2f\xfd is no zstd frame", 100)
+
+
+def _no_usable_calibration(frames: list[tuple[int, int, bytes, int]]) -> None:
+    for i, (type_, flags, payload, raw_size) in enumerate(frames):
+        if type_ == 2:  # rate 0, its frame number kept
+            frames[i] = (type_, flags, payload[:16] + bytes(8) + payload[24:], raw_size)
+
+
+def _a_dictionary_entry_cut_short(frames: list[tuple[int, int, bytes, int]]) -> None:
+    at = next(i for i, f in enumerate(frames) if f[0] == 3)
+    payload = frames[at][2] + b"\x01\x02\x05\x02"  # a call site's entry, two bytes long
+    frames[at] = (3, 0, payload, len(payload))
+
+
+INSIDE_FRAMES = {
+    "a record that does not match its site": (_one_byte_more, "does not match"),
+    "a record of a site never described": (_a_site_never_described, "999999"),
+    "a payload that does not decompress": (_a_payload_that_does_not_decompress, "decompress"),
+    "records before any calibration": (_no_usable_calibration, "records before any clock calibration"),
+    "a malformed dictionary entry": (_a_dictionary_entry_cut_short, "dictionary entry"),
+}
+
+
+@pytest.mark.parametrize("case", list(INSIDE_FRAMES))
+def test_problems_inside_frames_that_authenticate_are_damage_not_tampering(case: str, written: Path, tmp_path: Path,
+                                                                           keys: tuple[KeyPair, KeyPair]) -> None:
+    # FORMAT.md §11.5: a frame that authenticated holds what its writer wrote, wrong or not.
+    change, words = INSIDE_FRAMES[case]
+    key = str(keys[0].secret)
+    frames = plain_frames(sorted(written.glob("*.tlog"))[0].read_bytes())
+    change(frames)
+    path = tmp_path / "sealed.tlog"
+    path.write_bytes(sealed_by_the_spec(plain_file(frames), terse_reader.load_key(key).public_key))
+    records, problems = read_all(path, key=key)
+    assert any(words in p.reason for p in problems), problems
+    assert not any(p.tampering or p.torn_tail for p in problems), problems
+    same_tampering(case, problems, cli_problems("cat", "--key", key, "-o", "json", str(path)))
+    compare("sealed, damaged inside", records, cli("cat", "--key", key, "-o", "json", str(path)), None, tally=False)
+    verdict = subprocess.run([CLI, "verify", "--key", key, str(path)], capture_output=True, text=True, timeout=120)
+    assert verdict.returncode == 1 and "DAMAGED" in verdict.stdout and "TAMPERED" not in verdict.stdout
+
+
+def test_a_seal_frame_that_its_own_key_does_not_open_is_tampering(sealed: Path, tmp_path: Path,
+                                                                  keys: tuple[KeyPair, KeyPair]) -> None:
+    right, other = keys
+    data = sealed.read_bytes()
+    frames = frames_of(data)
+    frames[0][24 + 49 + 40] ^= 0x01  # the sealed file key (§11.1)
+    changed = with_frames(data, [checksummed(frames[0])] + frames[1:], tmp_path / "changed.tlog")
+    records, problems = read_all(changed, key=right.secret)
+    assert records == []
+    [problem] = problems
+    assert (problem.offset, problem.tampering) == (16, True)
+    assert "does not open" in problem.reason and right.fingerprint in problem.reason
+    same_tampering("changed file key", problems, cli_problems("cat", "--key", str(right.secret), str(changed)))
+    verdict = subprocess.run([CLI, "verify", "--key", str(right.secret), str(changed)], capture_output=True, text=True,
+                             timeout=120)
+    assert "TAMPERED" in verdict.stdout
+    # Sealed to another key than the one given: nothing says it was changed, and nothing opens.
+    frames = frames_of(data)
+    frames[0][24 + 17 : 24 + 49] = terse_reader.load_key(other.secret).public_key
+    resealed = with_frames(data, [checksummed(frames[0])] + frames[1:], tmp_path / "resealed.tlog")
+    records, problems = read_all(resealed, key=right.secret)
+    assert records == []
+    [problem] = problems
+    assert not problem.tampering and right.fingerprint in problem.reason and other.fingerprint in problem.reason
+    same_tampering("another recipient", problems, cli_problems("cat", "--key", str(right.secret), str(resealed)))
+    # ... unless the key given is that other one: then its file key should open with it, and does not.
+    records, problems = read_all(resealed, key=other.secret)
+    assert records == [] and [p.tampering for p in problems] == [True]
+    same_tampering("another recipient, its key", problems, cli_problems("cat", "--key", str(other.secret),
+                                                                         str(resealed)))
+
+
+def test_only_a_file_of_format_3_is_sealed(written: Path, sealed: Path, tmp_path: Path,
+                                           keys: tuple[KeyPair, KeyPair]) -> None:
+    key = str(keys[0].secret)
+    plain = sorted(written.glob("*.tlog"))[0].read_bytes()
+    data = sealed.read_bytes()
+    # Nothing was opened in a 3.x file without its seal frame; a 2.x file that has one, opened
+    # with its key, was changed. A preamble whose checksum fails says no version (§2).
+    cases = {
+        "3.0 without a seal frame": (preamble(3) + plain[16:], "a file of format 3.x that does not start with its "
+                                     "seal frame", False),
+        "2.0 with a seal frame": (preamble(2) + data[16:], "a seal frame in a file of format 2.x, which has none",
+                                  True),
+        "1.5 with a seal frame": (preamble(1, 5) + data[16:], "a seal frame in a file of format 1.x", True),
+        "3.0 without a seal frame, its preamble damaged": (preamble(3, 0, False) + plain[16:], "preamble checksum",
+                                                           False),
+        "2.0 with a seal frame, its preamble damaged": (preamble(2, 0, False) + data[16:], "preamble checksum", False),
+    }
+    for case, (content, words, tampering) in cases.items():
+        path = tmp_path / "changed.tlog"
+        path.write_bytes(content)
+        records, problems = read_all(path, key=key)
+        [problem] = problems
+        assert words in problem.reason and problem.tampering == tampering, case
+        same_tampering(case, problems, cli_problems("cat", "--key", key, str(path)))
+        compare(case, records, cli("cat", "--key", key, "-o", "json", str(path)), None, tally=False)
+
+
+def test_a_sealed_file_names_the_file_closed_before_it(written: Path, keys: tuple[KeyPair, KeyPair]) -> None:
+    key = terse_reader.load_key(keys[0].secret)
+    previous = bytes(range(16))
+    frames = plain_frames(sorted(written.glob("*.tlog"))[0].read_bytes())
+    assert frames[0][0] == 1
+    info = frames[0][2] + b"\x0a\x10" + previous  # info key 10 (§4)
+    frames[0] = (1, 0, info, len(info))
+    for keys_given, named in (([key], [previous.hex()]), ([], [])):
+        data = sealed_by_the_spec(plain_file(frames), key.public_key)
+        decoder = StreamDecoder(data, "sealed", lambda *_: None, keys=keys_given)
+        records = list(decoder.records())
+        assert bool(records) == bool(keys_given)
+        # Only what authenticated is taken: without the key, nothing of the info frame is.
+        assert [f.previous for f in decoder.sealed_files] == named
+        assert [(f.file_id, f.ended) for f in decoder.sealed_files] == [(data[41:57].hex(), True)] * len(named)
 
 
 def test_key_files_that_are_not_usable_keys_raise_naming_the_file(tmp_path: Path,
