@@ -21,7 +21,8 @@ Sealed files (format 3.0, FORMAT.md §11) open with the private key they were se
 PyNaCl, which plain files do not. Without their key they show no records and a problem names
 the key they need; with it, a change made to their frames is a problem marked ``tampering``
 and only records that authenticated are shown (what is wrong inside a frame that authenticated
-was written so, and is damage like any other).
+was written so, and is damage like any other). ``signers=`` (``TERSE_SIGNER``) names writers'
+public keys, one of which must have signed each sealed file's seal frame (§11.1).
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ from typing import Any, Callable, Iterable, Iterator, Union
 
 from .errors import Problem, TerseReadError, TerseWarning
 from .records import Record, StreamDecoder
-from .seal import SecretKey, fingerprint, load_key, load_keys
+from .seal import PublicKey, SecretKey, fingerprint, load_key, load_keys, load_public_key, load_signers
 
-__all__ = ["read", "to_dataframe", "load_key", "fingerprint", "SecretKey", "Record", "Problem", "TerseReadError",
-           "TerseWarning"]
+__all__ = ["read", "to_dataframe", "load_key", "load_public_key", "fingerprint", "SecretKey", "PublicKey", "Record",
+           "Problem", "TerseReadError", "TerseWarning"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 KeyLike = Union[str, "os.PathLike[str]", SecretKey]
+SignerLike = Union[str, "os.PathLike[str]", PublicKey, SecretKey]
 _NAME = re.compile(r"^(?P<name>.*)-(?P<date>\d{8})-(?P<seq>\d{3,9})\.tlog$")
 
 
@@ -65,8 +67,9 @@ def _load(path: str) -> bytes:
         raise TerseReadError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _file_records(path: str, report: Callable[..., None], utc: bool, keys: list[SecretKey]) -> Iterator[Record]:
-    decoder = StreamDecoder(_load(path), path, report, utc, keys)
+def _file_records(path: str, report: Callable[..., None], utc: bool, keys: list[SecretKey],
+                  signers: list[PublicKey]) -> Iterator[Record]:
+    decoder = StreamDecoder(_load(path), path, report, utc, keys, signers)
     for record in decoder.records():
         record.source = path
         yield record
@@ -128,7 +131,7 @@ def _time_key(record: Record) -> int:
 
 def read(path: PathLike | Iterable[PathLike], *, key: KeyLike | Iterable[KeyLike] | None = None,
          on_problem: Callable[[Problem], None] | None = None, strict: bool = False,
-         utc: bool = False) -> Iterator[Record]:
+         utc: bool = False, signers: SignerLike | Iterable[SignerLike] | None = None) -> Iterator[Record]:
     """Yields the records of a ``.tlog`` file, a directory of them, or several such paths.
 
     The ``time`` key is RFC 3339 in local time with its offset, as ``terse cat -o json``
@@ -140,13 +143,21 @@ def read(path: PathLike | Iterable[PathLike], *, key: KeyLike | Iterable[KeyLike
     variable ``TERSE_KEY`` is taken, as the CLI's ``--key`` takes it; ``key=[]`` gives none. The
     keys are read at once: a file that is not such a key raises ``TerseReadError`` here, before
     any record.
+
+    ``signers`` are writers' public keys (``Config::sign_with``'s, as ``terse keygen`` writes
+    ``KEY.pub``; a path, a ``PublicKey`` from ``load_public_key``, or a list of them), as the
+    CLI's ``--signer`` takes them, and ``TERSE_SIGNER`` when left out: a sealed file whose seal
+    frame none of them signed is a problem, tampering when the file was opened with its key.
+    A signature that does not hold is one whether signers were given or not.
     """
     keys = load_keys(key)
+    signer_keys = load_signers(signers)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    return _read(paths, keys, _reporter(on_problem, strict), utc)
+    return _read(paths, keys, signer_keys, _reporter(on_problem, strict), utc)
 
 
-def _read(paths: list[PathLike], keys: list[SecretKey], report: Callable[..., None], utc: bool) -> Iterator[Record]:
+def _read(paths: list[PathLike], keys: list[SecretKey], signers: list[PublicKey], report: Callable[..., None],
+          utc: bool) -> Iterator[Record]:
     sequences: list[list[str]] = []
     for p in paths:
         p = os.fspath(p)
@@ -157,7 +168,7 @@ def _read(paths: list[PathLike], keys: list[SecretKey], report: Callable[..., No
 
     def sequence(files: list[str]) -> Iterator[Record]:
         for f in files:
-            yield from _file_records(f, report, utc, keys)
+            yield from _file_records(f, report, utc, keys, signers)
 
     if len(sequences) == 1:
         yield from sequence(sequences[0])

@@ -155,27 +155,34 @@ class SealedFile:
     file_id: str
     previous: str = ""
     ended: bool = False
+    # The fingerprint of the writer whose signature of the seal frame held (§11.1); "" for none.
+    signed_by: str = ""
 
 
 class StreamDecoder:
     """Decodes one stream (a file, or files concatenated); problems go to ``report``, called
     as ``report(source, offset, reason)``, or with two more arguments, ``tampering`` and
     ``torn_tail`` (``Problem``'s), where either is true. ``keys`` open sealed files (§11);
-    ``sealed_files`` lists those opened, once read."""
+    ``sealed_files`` lists those opened, once read. ``signers`` are the writers' public keys
+    of which one must have signed each sealed file (§11.1); ``signed_by`` lists the fingerprints
+    of those whose signatures held, with the key or without."""
 
     def __init__(self, data: bytes, source: str, report: Callable[..., None],
-                 utc: bool = False, keys: Sequence[sealing.SecretKey] = ()) -> None:
+                 utc: bool = False, keys: Sequence[sealing.SecretKey] = (),
+                 signers: Sequence[sealing.PublicKey] = ()) -> None:
         self.data = data
         self.source = source
         self._report = report
         self.utc = utc
         self.keys = list(keys)
+        self.signers = [k.public_key for k in signers]
         self.info: dict[int, Any] = {}
         self.frames_read = 0
         self.torn_tail = False
         # The fingerprints of the keys this stream's sealed files were sealed to.
         self.sealed_to: list[str] = []
         self.sealed_files: list[SealedFile] = []
+        self.signed_by: list[str] = []
         self.reader: FrameReader | None = None
         # §3.1 tells frames lost to damage from missing ones by whether anything was lost
         # since the last numbered frame; as the reference reader, across files of a stream.
@@ -285,20 +292,48 @@ class StreamDecoder:
                     self.opener = sealing.FileOpener.open(seal, self.keys)
                 except sealing.SealChanged as exc:
                     # The key it names was given and does not open it.
+                    self._check_signature(frame, seal)
                     self.report_tampering(frame.offset, f"file is {exc}")
                     return
                 except ValueError as exc:
                     # With keys given, none of them this file's, its contents cannot be checked:
                     # a problem; with none given, only a notice of which key it needs.
+                    self._check_signature(frame, seal)
                     self.report(frame.offset, f"file is {exc}" + ("" if self.keys else "; its records are not shown"))
                     return
                 self.sealed_file = SealedFile(seal.file_id.hex())
+                self._check_signature(frame, seal)
                 if 0 < self.version_major < 3:
                     self.report_tampering(frame.offset, f"a seal frame in a file of format {self.version_major}.x, "
                                           "which has none")
                 return
         self.report(frame.offset, f"file is sealed but its seal frame cannot be read ({why}); "
                     "its records are not shown")
+
+    def _check_signature(self, frame: Frame, seal: sealing.SealFrame) -> None:
+        """§11.1: who signed the seal, and whether it is a writer asked for. As the reference
+        reader, tampering once a key has opened the file, and damage where none did."""
+        if not seal.signer:
+            if self.signers:
+                self.report_frame(frame.offset, "the file is not signed, and a writer's signature was asked for "
+                                  "(--signer)")
+            return
+        by = sealing.fingerprint(seal.signer)
+        if seal.signature_valid is None:
+            # Said only where it was asked for: opening the file says already that PyNaCl is missing.
+            if self.signers:
+                self.report_frame(frame.offset, f"the seal frame's signature by {by} cannot be checked: checking "
+                                  f"it {sealing.NACL_MISSING}")
+            return
+        if not seal.signature_valid:
+            self.report_frame(frame.offset, f"the seal frame's signature by {by} does not hold")
+            return
+        if by not in self.signed_by:
+            self.signed_by.append(by)
+        if self.sealed_file is not None:
+            self.sealed_file.signed_by = by
+        if self.signers and seal.signer not in self.signers:
+            self.report_frame(frame.offset, f"the file is signed by {by}, not by a writer asked for (--signer)")
 
     def _unsealed(self, frame: Frame) -> Frame | None:
         """The frame as its type would have stored it, opened where the file is sealed (§11.2);

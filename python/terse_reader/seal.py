@@ -27,6 +27,10 @@ FILE_ID_BYTES = 16
 PUBLIC_KEY_BYTES = 32
 SEALED_KEY_BYTES = 80
 SEAL_PAYLOAD_BYTES = 1 + FILE_ID_BYTES + PUBLIC_KEY_BYTES + SEALED_KEY_BYTES + 8  # 137
+SIGNATURE_BYTES = 64
+SIGNED_SEAL_PAYLOAD_BYTES = SEAL_PAYLOAD_BYTES + PUBLIC_KEY_BYTES + SIGNATURE_BYTES  # 233
+# A context of its own, so that a writer's signature means nothing anywhere else (§11.1).
+SIGNATURE_CONTEXT = b"terse seal frame\n"
 MOST_SEAL_PAYLOAD_BYTES = 256
 COUNTER_BYTES = 8
 TAG_BYTES = 16
@@ -205,6 +209,98 @@ def load_keys(key: Any) -> list[SecretKey]:
     return keys
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class PublicKey:
+    """An Ed25519 public key as OpenSSH writes it (``ssh-ed25519 AAAA… comment``): a writer's,
+    whose signature a sealed file's seal frame may carry (§11.1)."""
+
+    public_key: bytes
+    comment: str = ""
+    path: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key)
+
+    def __repr__(self) -> str:
+        return f"PublicKey({self.fingerprint}, comment={self.comment!r}, path={self.path!r})"
+
+
+def parse_public_key(text: bytes, what: str) -> PublicKey:
+    """The key of an OpenSSH public key line, or of a private key file (its public half), as
+    the CLI's ``--signer`` takes either; ``what`` names the file in the ``TerseReadError``."""
+    stripped = text.strip()
+    if PRIVATE_BEGIN in stripped:
+        secret = parse_key(stripped, what)
+        return PublicKey(secret.public_key, secret.comment, what)
+    if not stripped:
+        raise TerseReadError(f"{what}: empty, not a key")
+    fields = stripped.split(None, 2)
+    key_type = fields[0]
+    if key_type != KEY_TYPE:
+        if key_type.startswith((b"ssh-", b"ecdsa-")):
+            raise TerseReadError(f"{what}: a key of type {key_type.decode('ascii', 'replace')}; sealed logs take "
+                                 "ssh-ed25519 keys (ssh-keygen -t ed25519, or terse keygen)")
+        raise TerseReadError(f"{what}: not an OpenSSH public key (\"ssh-ed25519 AAAA…\")")
+    if len(fields) < 2:
+        raise TerseReadError(f"{what}: the public key is cut short")
+    try:
+        blob = base64.b64decode(fields[1], validate=True)
+    except (binascii.Error, ValueError):
+        raise TerseReadError(f"{what}: the key's base64 text is damaged or cut short") from None
+    public_key = _ed25519_of_blob(blob, what)
+    sodium = nacl_bindings()
+    # Without PyNaCl the point cannot be checked here; checking a signature needs PyNaCl anyway.
+    if sodium is not None:
+        try:
+            sodium.crypto_sign_ed25519_pk_to_curve25519(public_key)
+        except _crypto_error():
+            raise TerseReadError(f"{what}: not a valid ed25519 public key") from None
+    comment = fields[2].strip().decode("utf-8", "replace") if len(fields) > 2 else ""
+    return PublicKey(public_key, comment, what)
+
+
+def load_public_key(path: str | os.PathLike[str]) -> PublicKey:
+    """Reads a writer's OpenSSH ed25519 public key file (``KEY.pub``, as ``terse keygen KEY``
+    writes it; a private key file gives its public half); raises ``TerseReadError`` naming the
+    file when it holds no such key."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MOST_KEY_FILE_BYTES + 1)
+    except OSError as exc:
+        raise TerseReadError(f"cannot read key file {path}: {exc.strerror or exc}") from None
+    if len(text) > MOST_KEY_FILE_BYTES:
+        raise TerseReadError(f"{path} is not a key file (over 64 KiB)")
+    return parse_public_key(text, path)
+
+
+def load_signers(signers: Any) -> list[PublicKey]:
+    """``read``'s ``signers``: a public key file's path, a ``PublicKey`` (or a ``SecretKey``, for
+    its public half), or a list of them; None takes the path in ``TERSE_SIGNER``, as the CLI's
+    ``--signer`` does."""
+    if signers is None:
+        env = os.environ.get("TERSE_SIGNER")
+        return [load_public_key(env)] if env else []
+    try:
+        items: Sequence[Any] = ([signers] if isinstance(signers, (str, bytes, os.PathLike, PublicKey, SecretKey))
+                                else list(signers))
+    except TypeError:
+        items = [signers]
+    keys = []
+    for item in items:
+        if isinstance(item, PublicKey):
+            keys.append(item)
+        elif isinstance(item, SecretKey):
+            keys.append(PublicKey(item.public_key, item.comment, item.path))
+        elif isinstance(item, (str, os.PathLike)):
+            keys.append(load_public_key(item))
+        else:
+            raise TerseReadError(f"signers: {item!r} is neither a public key file's path nor a "
+                                 "terse_reader.PublicKey")
+    return keys
+
+
 @dataclasses.dataclass
 class SealFrame:
     """§11.1's seal frame, read without any key."""
@@ -215,6 +311,27 @@ class SealFrame:
     sealed_key: bytes
     run_id: int
     payload: bytes  # whole, as every sealed frame binds it
+    # The writer's key when the frame is signed, else empty; whether its signature holds, None
+    # where it cannot be checked (no PyNaCl).
+    signer: bytes = b""
+    signature_valid: bool | None = None
+
+
+def verify_signature(payload: bytes, signer: bytes) -> bool | None:
+    """§11.1: whether the signature in a signed seal frame's payload holds, by ``signer``;
+    None without PyNaCl."""
+    sodium = nacl_bindings()
+    if sodium is None:
+        return None
+    message = SIGNATURE_CONTEXT + bytes(payload[:SEAL_PAYLOAD_BYTES])
+    signature = bytes(payload[SEAL_PAYLOAD_BYTES + PUBLIC_KEY_BYTES : SIGNED_SEAL_PAYLOAD_BYTES])
+    # crypto_sign_open takes the signature in front of its message, and checks what
+    # crypto_sign_verify_detached checks.
+    try:
+        sodium.crypto_sign_open(signature + message, bytes(signer))
+    except _crypto_error():
+        return False
+    return True
 
 
 def parse_seal_frame(payload: bytes) -> SealFrame:
@@ -234,7 +351,15 @@ def parse_seal_frame(payload: bytes) -> SealFrame:
     sealed_key = payload[at : at + SEALED_KEY_BYTES]
     at += SEALED_KEY_BYTES
     (run_id,) = struct.unpack_from("<Q", payload, at)
-    return SealFrame(payload[0], file_id, recipient, sealed_key, int(run_id), bytes(payload))
+    at += 8
+    seal = SealFrame(payload[0], file_id, recipient, sealed_key, int(run_id), bytes(payload))
+    if len(payload) >= SIGNED_SEAL_PAYLOAD_BYTES:
+        seal.signer = bytes(payload[at : at + PUBLIC_KEY_BYTES])
+        seal.signature_valid = verify_signature(payload, seal.signer)
+    elif len(payload) != SEAL_PAYLOAD_BYTES:
+        # A signer without its whole signature.
+        raise ValueError(f"seal frame has the wrong size ({len(payload)} bytes)")
+    return seal
 
 
 class FileOpener:

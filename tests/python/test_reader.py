@@ -408,10 +408,13 @@ def keys(tmp_path_factory) -> tuple[KeyPair, KeyPair]:
     return pairs
 
 
-def write_sealed(directory: Path, public: Path) -> Path:
-    """The file the demo program writes with TERSE_ENCRYPT_TO=public, as a sealing service would."""
+def write_sealed(directory: Path, public: Path, sign_with: Path | None = None) -> Path:
+    """The file the demo program writes with TERSE_ENCRYPT_TO=public, as a sealing service would,
+    and its seal frame signed with TERSE_SIGN_WITH=sign_with where given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TERSE_")}
     env.update(TERSE_ENCRYPT_TO=str(public), TERSE_CONSOLE="off")
+    if sign_with is not None:
+        env["TERSE_SIGN_WITH"] = str(sign_with)
     subprocess.run([_env("TERSE_DEMO"), str(directory)], check=True, capture_output=True, timeout=120, env=env)
     files = sorted(directory.glob("*.tlog"))
     assert len(files) == 1
@@ -969,3 +972,211 @@ def test_without_pynacl_plain_files_read_and_sealed_ones_say_what_is_missing(sea
     counts, reason = done.stdout.splitlines()
     assert counts == f"{len(read_all(golden)[0])} 0 1", done.stderr
     assert "PyNaCl" in reason and keys[0].fingerprint in reason
+
+
+# ---- signed seal frames (FORMAT.md §11.1) ---------------------------------------------------
+
+SIGNER_AT = 24 + 137  # in the seal frame as stored: its header, then the payload's bytes 137-168
+SIGNATURE_AT = 24 + 169
+
+
+@pytest.fixture(scope="module")
+def writer(tmp_path_factory) -> KeyPair:
+    """The key a writer signs its seal frames with (Config::sign_with, TERSE_SIGN_WITH)."""
+    return keygen(tmp_path_factory.mktemp("writer") / "writer-key")
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory, keys: tuple[KeyPair, KeyPair], writer: KeyPair) -> Path:
+    return write_sealed(tmp_path_factory.mktemp("signed"), keys[0].public, writer.secret)
+
+
+def read_stream(path: Path, **kwargs) -> tuple[StreamDecoder, list[terse_reader.Record], list[terse_reader.Problem]]:
+    """One file read by a StreamDecoder, which keeps what it saw of the seal (``signed_by``)."""
+    problems: list[terse_reader.Problem] = []
+
+    def report(source: str, offset: int, reason: str, tampering: bool = False, torn_tail: bool = False) -> None:
+        problems.append(terse_reader.Problem(source, offset, reason, tampering, torn_tail))
+
+    decoder = StreamDecoder(path.read_bytes(), str(path), report, **kwargs)
+    return decoder, list(decoder.records()), problems
+
+
+def signature_problems(problems: list) -> list[tuple[int, bool, str]]:
+    """The problems about the seal's signature, each (offset, tampering, reason), from this reader
+    or from ``cli_problems``."""
+    out = [(p.offset, p.tampering, p.reason) if isinstance(p, terse_reader.Problem) else p for p in problems]
+    return [p for p in out if "signature" in p[2] or "--signer" in p[2]]
+
+
+def verified(*args: str) -> str:
+    return subprocess.run([CLI, "verify", *args], capture_output=True, text=True, timeout=120).stdout
+
+
+def test_a_signed_file_reads_with_its_key_and_names_its_signer(signed: Path, sealed: Path,
+                                                                keys: tuple[KeyPair, KeyPair], writer: KeyPair) -> None:
+    right = keys[0]
+    frames = frames_of(signed.read_bytes())
+    assert frames[0][4] == 8 and len(frames[0]) == 24 + 233, "a signed seal frame"
+    writer_key = terse_reader.load_public_key(writer.public)
+    assert writer_key.fingerprint == writer.fingerprint and writer_key.public_key == bytes(frames[0][SIGNER_AT:
+                                                                                                     SIGNATURE_AT])
+    # As --signer, a private key file stands for its public half.
+    assert terse_reader.load_public_key(writer.secret).public_key == writer_key.public_key
+    expected = cli("cat", "--key", str(right.secret), "--signer", str(writer.public), "-o", "json", str(signed))
+    for signers in (None, [], writer.public, [keys[1].public, writer_key], terse_reader.load_key(writer.secret)):
+        records, problems = read_all(signed, key=right.secret, signers=signers)
+        assert problems == []
+        compare("signed file", records, expected, None, tally=signers is None)
+    stdout = verified("--key", str(right.secret), "--signer", str(writer.public), str(signed))
+    assert f"signed by {writer.fingerprint})" in stdout and ": ok (" in stdout
+    decoder, records, problems = read_stream(signed, keys=[terse_reader.load_key(right.secret)],
+                                             signers=[writer_key])
+    assert problems == [] and records
+    assert decoder.signed_by == [writer.fingerprint] == re.findall(r"signed by (\S+)\)", stdout)
+    assert [f.signed_by for f in decoder.sealed_files] == [writer.fingerprint]
+    # The signature is checked without the recipient's key too, as the CLI checks it.
+    decoder, records, problems = read_stream(signed)
+    assert decoder.signed_by == [writer.fingerprint] and records == [] and decoder.sealed_files == []
+    assert f"signed by {writer.fingerprint})" in verified(str(signed))
+    # A file sealed without a signing key names no signer.
+    decoder, _, problems = read_stream(sealed, keys=[terse_reader.load_key(right.secret)])
+    assert problems == [] and decoder.signed_by == [] and [f.signed_by for f in decoder.sealed_files] == [""]
+    assert "signed by" not in verified("--key", str(right.secret), str(sealed))
+
+
+def test_a_signature_that_does_not_hold_is_reported_as_the_cli_reports_it(signed: Path, tmp_path: Path,
+                                                                           keys: tuple[KeyPair, KeyPair],
+                                                                           writer: KeyPair) -> None:
+    right = keys[0]
+    data = signed.read_bytes()
+    frames = frames_of(data)
+    frames[0][SIGNATURE_AT + 10] ^= 0x04
+    changed = with_frames(data, [checksummed(frames[0])] + frames[1:], tmp_path / "changed.tlog")
+    says = f"the seal frame's signature by {writer.fingerprint} does not hold"
+    for key, tampering in ((str(right.secret), True), ([], False)):
+        args = ["--key", key] if key else []
+        lines, expected = cli_run("cat", *args, "-o", "json", str(changed))
+        # Asked for the writer that signed it or not, the signature is what fails.
+        for signers in ([], [writer.public]):
+            decoder, records, problems = read_stream(changed, keys=[terse_reader.load_key(k) for k in args[1:]],
+                                                     signers=[terse_reader.load_public_key(s) for s in signers])
+            assert signature_problems(problems) == [(16, tampering, ("tampering: " if tampering else "") + says)]
+            assert signature_problems(problems) == signature_problems(expected)
+            assert decoder.signed_by == []
+            same_tampering(f"changed signature, key {bool(key)}", problems, expected)
+            # The seal frame is bound to every sealed frame: none of them opens now.
+            compare("changed signature", records, lines, None, tally=False)
+        stdout = verified(*args, str(changed))
+        assert "signed by" not in stdout and ("TAMPERED" in stdout) == tampering
+
+
+def test_a_seal_frame_between_unsigned_and_signed_sizes_is_rejected(signed: Path, tmp_path: Path,
+                                                                    keys: tuple[KeyPair, KeyPair],
+                                                                    writer: KeyPair) -> None:
+    right = keys[0]
+    data = signed.read_bytes()
+
+    def resized(size: int) -> Path:
+        frames = frames_of(data)
+        seal = frames[0][:24] + (frames[0][24:] + bytes(256))[:size]
+        seal[8:16] = struct.pack("<II", size, size)
+        return with_frames(data, [checksummed(seal)] + frames[1:], tmp_path / f"seal-{size}.tlog")
+
+    for size in (138, 200, 232, 257):
+        path = resized(size)
+        expected = cli_problems("cat", "--key", str(right.secret), str(path))
+        decoder, records, problems = read_stream(path, keys=[terse_reader.load_key(right.secret)])
+        assert records == [] and decoder.signed_by == []
+        assert [p.offset for p in problems] == [o for o, _, _ in expected] == [16], (size, problems, expected)
+        assert "seal frame has the wrong size" in problems[0].reason and "wrong size" in expected[0][2]
+        same_tampering(f"seal of {size} bytes", problems, expected)
+    # Bytes after the signature are a later minor version's: not signed, but bound to every frame.
+    path = resized(256)
+    decoder, records, problems = read_stream(path)
+    assert problems[0].offset == 16 and decoder.signed_by == [writer.fingerprint]
+    assert f"signed by {writer.fingerprint})" in verified(str(path))
+    lines, expected = cli_run("cat", "--key", str(right.secret), "-o", "json", str(path))
+    decoder, records, problems = read_stream(path, keys=[terse_reader.load_key(right.secret)])
+    assert decoder.signed_by == [writer.fingerprint] and records == [] and lines == []
+    assert any("fails authentication" in p.reason for p in problems)
+    same_tampering("seal of 256 bytes", problems, expected)
+
+
+def test_a_writer_asked_for_must_have_signed_the_file(signed: Path, sealed: Path, keys: tuple[KeyPair, KeyPair],
+                                                      writer: KeyPair, monkeypatch: pytest.MonkeyPatch) -> None:
+    right, other = keys
+    cases = {
+        "signed by another": (signed, other.public,
+                              f"the file is signed by {writer.fingerprint}, not by a writer asked for (--signer)"),
+        "not signed": (sealed, writer.public,
+                       "the file is not signed, and a writer's signature was asked for (--signer)"),
+    }
+    for case, (path, signer, says) in cases.items():
+        count = len(cli("cat", "--key", str(right.secret), "-o", "json", str(path)))
+        for key, tampering in ((str(right.secret), True), ([], False)):
+            args = ["--key", key] if key else []
+            lines, expected = cli_run("cat", *args, "--signer", str(signer), "-o", "json", str(path))
+            records, problems = read_all(path, key=key, signers=signer)
+            assert signature_problems(problems) == [(16, tampering, ("tampering: " if tampering else "") + says)]
+            assert signature_problems(problems) == signature_problems(expected), case
+            same_tampering(case, problems, expected)
+            # Who signed it is said; what it holds is shown all the same, as the CLI shows it.
+            compare(case, records, lines, None, tally=False)
+            assert len(records) == (count if key else 0)
+            stdout = verified(*args, "--signer", str(signer), str(path))
+            assert ("TAMPERED" if tampering else "DAMAGED") in stdout, stdout
+        # TERSE_SIGNER stands for --signer, for both readers.
+        monkeypatch.setenv("TERSE_SIGNER", str(signer))
+        records, problems = read_all(path, key=right.secret)
+        assert signature_problems(problems) == signature_problems(
+            cli_problems("cat", "--key", str(right.secret), str(path))) == [(16, True, "tampering: " + says)]
+        assert read_all(path, key=right.secret, signers=[])[1] == []
+        monkeypatch.delenv("TERSE_SIGNER")
+    # A plain file has no seal to sign: nothing to say, in either reader.
+    golden = DATA / "golden-v2.0.tlog"
+    assert read_all(golden, signers=writer.public)[1] == [] == cli_problems("cat", "--signer", str(writer.public),
+                                                                          str(golden))
+
+
+def test_signer_key_files_that_are_not_public_keys_raise_naming_the_file(tmp_path: Path, writer: KeyPair) -> None:
+    line = writer.public.read_text()
+    kind, blob, comment = line.split(None, 2)
+    cases = {
+        "rsa": (line.replace("ssh-ed25519", "ssh-rsa", 1), "a key of type ssh-rsa"),
+        "text": ("not a key at all\n", "not an OpenSSH public key"),
+        "empty": ("\n", "empty, not a key"),
+        "bare": (kind + "\n", "cut short"),
+        "base64": (f"{kind} {blob[:-3]}!! {comment}", "base64"),
+        "short": (f"{kind} {base64.b64encode(base64.b64decode(blob)[:-1]).decode()} {comment}", "cut short"),
+    }
+    for name, (content, words) in cases.items():
+        path = tmp_path / name
+        path.write_text(content)
+        with pytest.raises(terse_reader.TerseReadError, match=words) as caught:
+            terse_reader.read(DATA / "golden-v2.0.tlog", signers=[writer.public, path])
+        assert str(path) in str(caught.value)
+        # The CLI refuses it too, before reading anything.
+        done = subprocess.run([CLI, "cat", "--signer", str(path), str(DATA / "golden-v2.0.tlog")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and done.stdout == "" and "--signer" in done.stderr, name
+    with pytest.raises(terse_reader.TerseReadError, match="neither"):
+        terse_reader.read(DATA / "golden-v2.0.tlog", signers=[b"\0" * 32])
+    with pytest.raises(terse_reader.TerseReadError, match="cannot read key file"):
+        terse_reader.load_public_key(tmp_path / "missing.pub")
+
+
+def test_without_pynacl_a_signature_asked_for_says_it_cannot_be_checked(signed: Path, keys: tuple[KeyPair, KeyPair],
+                                                                        writer: KeyPair) -> None:
+    probe = ("import sys; sys.modules['nacl'] = None; import terse_reader\n"
+             "for signers in ([], sys.argv[3]):\n"
+             "    problems = []\n"
+             "    list(terse_reader.read(sys.argv[1], key=sys.argv[2], signers=signers, on_problem=problems.append))\n"
+             "    print(len(problems)); print(problems[0].reason)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(signed), str(keys[0].secret), str(writer.public)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE})
+    unasked, opening, asked, signature = done.stdout.splitlines()
+    # Opening the file says already what is missing; a signature asked for says it once more.
+    assert (unasked, asked) == ("1", "2"), done.stderr
+    assert "PyNaCl" in opening and keys[0].fingerprint in opening
+    assert "PyNaCl" in signature and f"signature by {writer.fingerprint} cannot be checked" in signature
