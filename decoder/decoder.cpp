@@ -155,7 +155,6 @@ bool StreamDecoder::State::payload_of(const Frame& frame, std::string_view& out)
 // recipient's, else said once and its sealed frames passed over.
 void StreamDecoder::State::seal_frame(const Frame& frame) {
   file_sealed = true;
-  std::string_view stored;
   std::string why;
   if ((frame.flags & schema::kFrameFlagZstd) != 0 || (frame.flags & schema::kFrameFlagSealed) != 0) {
     why = "seal frame is compressed or sealed itself";
