@@ -16,10 +16,6 @@
 namespace terse::seal {
 namespace {
 
-constexpr std::string_view kKeyType = "ssh-ed25519";
-constexpr std::string_view kPrivateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
-constexpr std::string_view kPrivateEnd = "-----END OPENSSH PRIVATE KEY-----";
-constexpr std::string_view kPrivateMagic{"openssh-key-v1\0", 15};
 constexpr std::size_t kMostKeyFileBytes = 64 << 10;
 
 void wipe(void* bytes, std::size_t size) noexcept {
@@ -30,6 +26,14 @@ void wipe(void* bytes, std::size_t size) noexcept {
   for (std::size_t i = 0; i < size; ++i) p[i] = 0;
 #endif
 }
+
+// What reads and writes keys, only with libsodium.
+#ifdef TERSE_HAVE_SODIUM
+
+constexpr std::string_view kKeyType = "ssh-ed25519";
+constexpr std::string_view kPrivateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
+constexpr std::string_view kPrivateEnd = "-----END OPENSSH PRIVATE KEY-----";
+constexpr std::string_view kPrivateMagic{"openssh-key-v1\0", 15};
 
 // OpenSSH's wire strings: a u32 big-endian length, then the bytes.
 class SshReader {
@@ -101,6 +105,8 @@ std::string_view trim(std::string_view s) {
     s.remove_suffix(1);
   return s;
 }
+
+#endif
 
 Result<std::string> read_key_file(const std::string& path) {
   int fd = open_path(path.c_str(), O_RDONLY);
