@@ -80,8 +80,8 @@ Counts decode_and_render(std::string_view bytes) {
     // A torn tail is the end, not damage; nor is the notice that a sealed
     // file was read without any key, whose frames the decoder only counts.
     std::string_view what = p.what;
-    bool keyless_notice = what.substr(0, 21) == "file is sealed to key" &&
-                          what.size() >= 27 && what.substr(what.size() - 27) == "; its records are not shown";
+    bool keyless_notice = what.substr(0, 21) == "file is sealed to key" && what.size() >= 27 &&
+                          what.substr(what.size() - 27) == "; its records are not shown";
     if (!p.torn_tail && !keyless_notice) ++counts.problems;
     if (p.what.empty()) fail("a problem without a reason");
   });
