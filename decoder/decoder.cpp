@@ -164,6 +164,16 @@ void StreamDecoder::State::seal_frame(const Frame& frame) {
     std::string to = seal::fingerprint(seal->recipient);
     if (std::find(summary.sealed_to.begin(), summary.sealed_to.end(), to) == summary.sealed_to.end())
       summary.sealed_to.push_back(to);
+    if (!seal::available()) {
+      // Not damage: this build cannot open any sealed file (FORMAT.md §11).
+      if (!quiet && reporter)
+        reporter(Problem{source, frame.offset,
+                         "file is sealed to key " + to +
+                             ", and this terse was built without libsodium, so it cannot open it; its records are "
+                             "not shown",
+                         false});
+      return;
+    }
     auto opened_with = seal::FileOpener::open(*seal, keys);
     if (opened_with) {
       opener = std::move(*opened_with);
