@@ -173,11 +173,7 @@ def parse_key(text: bytes, what: str) -> SecretKey:
     return SecretKey(public_key, sk, comment.decode("utf-8", "replace"), what)
 
 
-def load_key(path: str | os.PathLike[str]) -> SecretKey:
-    """Reads an OpenSSH ed25519 private key file (``terse keygen FILE`` or
-    ``ssh-keygen -t ed25519 -N ''``); raises ``TerseReadError`` naming the file when it is not
-    one that opens sealed logs."""
-    path = os.fspath(path)
+def _read_key_file(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
             text = f.read(MOST_KEY_FILE_BYTES + 1)
@@ -185,7 +181,15 @@ def load_key(path: str | os.PathLike[str]) -> SecretKey:
         raise TerseReadError(f"cannot read key file {path}: {exc.strerror or exc}") from None
     if len(text) > MOST_KEY_FILE_BYTES:
         raise TerseReadError(f"{path} is not a key file (over 64 KiB)")
-    return parse_key(text, path)
+    return text
+
+
+def load_key(path: str | os.PathLike[str]) -> SecretKey:
+    """Reads an OpenSSH ed25519 private key file (``terse keygen FILE`` or
+    ``ssh-keygen -t ed25519 -N ''``); raises ``TerseReadError`` naming the file when it is not
+    one that opens sealed logs."""
+    path = os.fspath(path)
+    return parse_key(_read_key_file(path), path)
 
 
 def load_keys(key: Any) -> list[SecretKey]:
@@ -265,14 +269,7 @@ def load_public_key(path: str | os.PathLike[str]) -> PublicKey:
     writes it; a private key file gives its public half); raises ``TerseReadError`` naming the
     file when it holds no such key."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            text = f.read(MOST_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise TerseReadError(f"cannot read key file {path}: {exc.strerror or exc}") from None
-    if len(text) > MOST_KEY_FILE_BYTES:
-        raise TerseReadError(f"{path} is not a key file (over 64 KiB)")
-    return parse_public_key(text, path)
+    return parse_public_key(_read_key_file(path), path)
 
 
 def load_signers(signers: Any) -> list[PublicKey]:
