@@ -683,6 +683,29 @@ bool StreamDecoder::State::next_in_frame(Record& record) {
   return false;
 }
 
+namespace {
+void add_unseen(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  for (const auto& item : from)
+    if (std::find(to.begin(), to.end(), item) == to.end()) to.push_back(item);
+}
+}  // namespace
+
+void Summary::add(const Summary& other) {
+  frames += other.frames;
+  records += other.records;
+  damaged += other.damaged;
+  skipped += other.skipped;
+  stored_bytes += other.stored_bytes;
+  raw_bytes += other.raw_bytes;
+  torn_tail = torn_tail || other.torn_tail;
+  add_unseen(private_values, other.private_values);
+  tampered += other.tampered;
+  sealed_unopened += other.sealed_unopened;
+  add_unseen(sealed_to, other.sealed_to);
+  add_unseen(signed_by, other.signed_by);
+  sealed_files.insert(sealed_files.end(), other.sealed_files.begin(), other.sealed_files.end());
+}
+
 void StreamDecoder::set_keys(std::vector<seal::SecretKey> keys) { state_->keys = std::move(keys); }
 
 void StreamDecoder::set_signers(std::vector<seal::PublicKeyBytes> signers) { state_->signers = std::move(signers); }

@@ -198,26 +198,7 @@ std::uint64_t Merger::damaged() const {
 
 decoder::Summary Merger::totals() const {
   decoder::Summary total;
-  for (const auto& slot : slots_) {
-    const decoder::Summary& s = slot.source->totals();
-    total.frames += s.frames;
-    total.records += s.records;
-    total.stored_bytes += s.stored_bytes;
-    total.raw_bytes += s.raw_bytes;
-    total.torn_tail = total.torn_tail || s.torn_tail;
-    total.tampered += s.tampered;
-    for (const auto& key : s.signed_by)
-      if (std::find(total.signed_by.begin(), total.signed_by.end(), key) == total.signed_by.end())
-        total.signed_by.push_back(key);
-    total.sealed_files.insert(total.sealed_files.end(), s.sealed_files.begin(), s.sealed_files.end());
-    total.sealed_unopened += s.sealed_unopened;
-    for (const auto& key : s.sealed_to)
-      if (std::find(total.sealed_to.begin(), total.sealed_to.end(), key) == total.sealed_to.end())
-        total.sealed_to.push_back(key);
-    for (const auto& mode : s.private_values)
-      if (std::find(total.private_values.begin(), total.private_values.end(), mode) == total.private_values.end())
-        total.private_values.push_back(mode);
-  }
+  for (const auto& slot : slots_) total.add(slot.source->totals());
   return total;
 }
 

@@ -217,27 +217,7 @@ void Source::close_current() {
   fd_ = -1;
 }
 
-void Source::count(const decoder::Summary& summary) {
-  totals_.frames += summary.frames;
-  totals_.records += summary.records;
-  totals_.damaged += summary.damaged;
-  totals_.skipped += summary.skipped;
-  totals_.stored_bytes += summary.stored_bytes;
-  totals_.raw_bytes += summary.raw_bytes;
-  totals_.torn_tail = totals_.torn_tail || summary.torn_tail;
-  totals_.tampered += summary.tampered;
-  for (const auto& key : summary.signed_by)
-    if (std::find(totals_.signed_by.begin(), totals_.signed_by.end(), key) == totals_.signed_by.end())
-      totals_.signed_by.push_back(key);
-  totals_.sealed_files.insert(totals_.sealed_files.end(), summary.sealed_files.begin(), summary.sealed_files.end());
-  totals_.sealed_unopened += summary.sealed_unopened;
-  for (const auto& key : summary.sealed_to)
-    if (std::find(totals_.sealed_to.begin(), totals_.sealed_to.end(), key) == totals_.sealed_to.end())
-      totals_.sealed_to.push_back(key);
-  for (const auto& mode : summary.private_values)
-    if (std::find(totals_.private_values.begin(), totals_.private_values.end(), mode) == totals_.private_values.end())
-      totals_.private_values.push_back(mode);
-}
+void Source::count(const decoder::Summary& summary) { totals_.add(summary); }
 
 void Source::rescan() {
   if (dir_.empty()) return;

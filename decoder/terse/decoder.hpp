@@ -272,6 +272,9 @@ struct Summary {
   };
   std::vector<SealedFile> sealed_files;
   bool intact() const { return damaged == 0 && !torn_tail; }
+  // Adds another stream's summary to this one (a reader of several files):
+  // counts add up, lists keep each entry once, in the order first seen.
+  void add(const Summary& other);
 };
 
 using RecordSink = std::function<void(const Record&)>;
