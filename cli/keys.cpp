@@ -22,8 +22,10 @@ public key, in OpenSSH's ed25519 format: `ssh-keygen -l -f FILE.pub` shows the
 same fingerprint as terse. Give the public key to the programs that log
 (Config::encrypt_to or TERSE_ENCRYPT_TO) and keep the private key where the
 logs are read (terse cat --key FILE or TERSE_KEY). A key from
-`ssh-keygen -t ed25519` works as well, if its private key has no passphrase.
-An existing file is never overwritten.
+`ssh-keygen -t ed25519` works as well. The private key is written without a
+passphrase; `ssh-keygen -p -f FILE` gives it one, and terse then has
+ssh-keygen ask for it (on the terminal, or through SSH_ASKPASS) whenever the
+key is read. An existing file is never overwritten.
 
 Examples:
   terse keygen /etc/app/logs-key

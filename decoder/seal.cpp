@@ -9,6 +9,8 @@
 #include <terse/portable_libc.hpp>
 #include <terse/wire.hpp>
 
+#include "seal_unlock.hpp"
+
 #ifdef TERSE_HAVE_SODIUM
 #include <sodium.h>
 #endif
@@ -17,6 +19,9 @@ namespace terse::seal {
 namespace {
 
 constexpr std::size_t kMostKeyFileBytes = 64 << 10;
+// What parse_secret_key() says of a key file protected by a passphrase (after its name), which
+// read_secret_key() then has ssh-keygen unlock.
+constexpr std::string_view kLockedByPassphrase = ": the private key is protected by a passphrase";
 
 void wipe(void* bytes, std::size_t size) noexcept {
 #ifdef TERSE_HAVE_SODIUM
@@ -210,8 +215,9 @@ std::string fingerprint(const PublicKeyBytes& ed25519) {
 
 namespace {
 
-// The private key file's one key (PROTOCOL.key of OpenSSH), unencrypted.
-Result<SecretKey> parse_private_file(std::string_view text, const std::string& what) {
+// The private key file's one key (PROTOCOL.key of OpenSSH), unencrypted; with `public_half`,
+// only its public key, which a file protected by a passphrase holds in the clear too.
+Result<SecretKey> parse_private_file(std::string_view text, const std::string& what, bool public_half = false) {
   auto begin = text.find(kPrivateBegin);
   auto end = text.find(kPrivateEnd);
   if (begin == std::string_view::npos || end == std::string_view::npos || end < begin)
@@ -226,15 +232,17 @@ Result<SecretKey> parse_private_file(std::string_view text, const std::string& w
   std::string_view cipher, kdf, kdf_options, public_key, private_section;
   std::uint32_t keys;
   if (!r.string(cipher) || !r.string(kdf) || !r.string(kdf_options) || !r.u32(keys)) return cut;
-  if (cipher != "none") {
-    return Failure{what +
-                   ": the private key is protected by a passphrase, which terse cannot ask for; "
-                   "give it a copy without one (ssh-keygen -p -N '' -f COPY)"};
-  }
   if (keys != 1) return Failure{what + ": the file holds " + std::to_string(keys) + " keys; terse takes one"};
   if (!r.string(public_key) || !r.string(private_section)) return cut;
   auto ed25519 = key_of_blob(public_key, what);
   if (!ed25519) return Failure{ed25519.why()};
+  if (public_half) {
+    SecretKey half;
+    half.public_key.ed25519 = *ed25519;
+    return half;
+  }
+  // read_secret_key() has ssh-keygen unlock such a key first.
+  if (cipher != "none") return Failure{what + std::string(kLockedByPassphrase)};
   SshReader p(private_section);
   std::uint32_t check1, check2;
   std::string_view type, pk, sk, comment;
@@ -265,7 +273,7 @@ Result<PublicKey> parse_public_key(std::string_view text, const std::string& wha
   if (!sodium_ready()) return Failure{"libsodium failed to initialise"};
   text = trim(text);
   if (text.find(kPrivateBegin) != std::string_view::npos) {
-    auto secret = parse_private_file(text, what);
+    auto secret = parse_private_file(text, what, true);
     if (!secret) return Failure{secret.why()};
     return secret->public_key;
   }
@@ -493,6 +501,15 @@ Result<SecretKey> read_secret_key(const std::string& path) {
   auto text = read_key_file(path);
   if (!text) return Failure{text.why()};
   auto key = parse_secret_key(*text, path);
+  if (!key && key.why() == path + std::string(kLockedByPassphrase)) {
+    auto unlocked = unlock_with_ssh_keygen(*text, path);
+    if (!unlocked) {
+      key = Failure{unlocked.why()};
+    } else {
+      key = parse_secret_key(*unlocked, path);
+      wipe(unlocked->data(), unlocked->size());
+    }
+  }
   wipe(text->data(), text->size());
   return key;
 }

@@ -3,8 +3,8 @@
 # Usage: scripts/deps.sh [build|test|aarch64|libcxx|windows]  (test adds clang, sanitizer
 # runtimes, bench baselines, and pkgconf and lnav for the package tests; aarch64 adds the arm64
 # cross compiler, qemu-user and the arm64 libraries, for scripts/test.sh aarch64; libcxx adds
-# LLVM's libc++; windows adds MinGW-w64 and Wine, and cross-builds zstd from Debian's source
-# package into build/deps/x86_64-w64-mingw32)
+# LLVM's libc++; windows adds MinGW-w64 and Wine, and cross-builds zstd and libsodium from
+# Debian's source packages into build/deps/x86_64-w64-mingw32)
 set -euo pipefail
 group=${1:-build}
 # libsodium: sealed logs (Config::encrypt_to, terse keygen, --key).

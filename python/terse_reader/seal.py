@@ -147,8 +147,7 @@ def parse_key(text: bytes, what: str) -> SecretKey:
     if cipher is None or kdf is None or kdf_options is None or count is None:
         raise cut
     if cipher != b"none":
-        raise TerseReadError(f"{what}: the private key is protected by a passphrase, which terse_reader cannot "
-                             "ask for; give it a copy without one (ssh-keygen -p -N '' -f COPY)")
+        raise _Locked(f"{what}{_LOCKED}")
     if count != 1:
         raise TerseReadError(f"{what}: the file holds {count} keys; terse_reader takes one")
     public_blob, section = r.string(), r.string()
@@ -173,6 +172,59 @@ def parse_key(text: bytes, what: str) -> SecretKey:
     return SecretKey(public_key, sk, comment.decode("utf-8", "replace"), what)
 
 
+_LOCKED = ": the private key is protected by a passphrase"
+
+
+class _Locked(TerseReadError):
+    """What ``parse_key`` raises for a key protected by a passphrase, which ``load_key`` then
+    has ssh-keygen unlock."""
+
+
+def _unlock_with_ssh_keygen(locked: bytes, what: str) -> bytes:
+    """The key file's text without its passphrase, as the C++ reader gets it:
+    ssh-keygen rewrites a private copy (in memory on Linux), asking for the passphrase on the
+    terminal or through SSH_ASKPASS; its KDF and cipher are not libsodium's."""
+    import subprocess
+    import tempfile
+
+    fd, folder = -1, None
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("terse-key", os.MFD_CLOEXEC)
+        copy = f"/dev/fd/{fd}"
+    else:
+        folder = tempfile.mkdtemp(prefix="terse-key-")
+        copy = os.path.join(folder, "key")
+        fd = os.open(copy, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, locked)
+        try:
+            # No standard input: a prompt goes to the terminal, or SSH_ASKPASS answers it.
+            done = subprocess.run(["ssh-keygen", "-p", "-N", "", "-f", copy], pass_fds=(fd,) if folder is None else (),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise TerseReadError(f"{what}{_LOCKED}; terse_reader unlocks such keys with ssh-keygen "
+                                 f"(Debian: openssh-client), which could not run: {exc.strerror or exc}") from None
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").replace(copy, what)
+            lines = [line for line in said.replace("\r", "\n").split("\n") if line.strip()]
+            why = lines[-1] if lines else "it failed"
+            raise TerseReadError(f"{what}{_LOCKED}, and ssh-keygen did not unlock it: {why}")
+        os.lseek(fd, 0, os.SEEK_SET)
+        size = os.fstat(fd).st_size
+        return os.read(fd, size)
+    finally:
+        size = os.fstat(fd).st_size
+        if size:
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, bytes(size))
+        os.ftruncate(fd, 0)
+        os.close(fd)
+        if folder is not None:
+            os.unlink(copy)
+            os.rmdir(folder)
+
+
 def _read_key_file(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -186,10 +238,15 @@ def _read_key_file(path: str) -> bytes:
 
 def load_key(path: str | os.PathLike[str]) -> SecretKey:
     """Reads an OpenSSH ed25519 private key file (``terse keygen FILE`` or
-    ``ssh-keygen -t ed25519 -N ''``); raises ``TerseReadError`` naming the file when it is not
-    one that opens sealed logs."""
+    ``ssh-keygen -t ed25519``); one protected by a passphrase is unlocked by ssh-keygen, which
+    asks for it on the terminal or through SSH_ASKPASS. Raises ``TerseReadError`` naming the file
+    when it is not one that opens sealed logs."""
     path = os.fspath(path)
-    return parse_key(_read_key_file(path), path)
+    text = _read_key_file(path)
+    try:
+        return parse_key(text, path)
+    except _Locked:
+        return parse_key(_unlock_with_ssh_keygen(text, path), path)
 
 
 def load_keys(key: Any) -> list[SecretKey]:

@@ -67,7 +67,10 @@ std::string fingerprint(const PublicKeyBytes& ed25519);
 
 // Key files: an OpenSSH public key line ("ssh-ed25519 AAAA… comment") or an
 // OpenSSH private key (its public half is taken), and for a secret key an
-// OpenSSH private key without a passphrase. `what` names the file in errors.
+// OpenSSH private key. parse_secret_key() refuses one protected by a
+// passphrase; read_secret_key() has ssh-keygen unlock it (it asks on the
+// terminal or through SSH_ASKPASS; not on Windows). `what` names the file in
+// errors.
 Result<PublicKey> parse_public_key(std::string_view text, const std::string& what);
 Result<SecretKey> parse_secret_key(std::string_view text, const std::string& what);
 Result<PublicKey> read_public_key(const std::string& path);

@@ -17,8 +17,8 @@
 #include "crash_child.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: terse_crash_child DIR fault|abort|terminate\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: terse_crash_child DIR fault|abort|terminate [PUBLIC-KEY-TO-SEAL-TO]\n");
     return 2;
   }
   const std::string how = argv[2];
@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   config.name = "crash";
   config.level = terse::Level::trace;
   config.read_environment = false;
+  if (argc == 4) config.encrypt_to = argv[3];
   terse::start(config);
   std::vector<std::thread> threads;
   for (int t = 0; t < terse::test::kCrashThreads; ++t) {

@@ -3,6 +3,8 @@
 // is a process of its own (terse_crash_child), so this runs where fork() does not, Windows
 // included (crash_test.cpp covers the POSIX signals one by one).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -38,9 +40,11 @@ void check_every_record(const std::string& directory, const std::string& how) {
   CHECK(decoded.lines.back().message == fmt::format("about to end by {}", how));
 }
 
-int run_child(const std::string& directory, const std::string& how) {
+int run_child(const std::string& directory, const std::string& how, const std::string& seal_to = {}) {
   TempDir err("crash-stderr");
-  return exit_code(run_process({TERSE_CRASH_CHILD_PATH, directory, how}, -1, err / "stderr"));
+  std::vector<std::string> args{TERSE_CRASH_CHILD_PATH, directory, how};
+  if (!seal_to.empty()) args.push_back(seal_to);
+  return exit_code(run_process(args, -1, err / "stderr"));
 }
 
 }  // namespace
@@ -62,3 +66,23 @@ TEST_CASE("a program that calls std::terminate has every record in its file and 
   CHECK(run_child(dir.path(), "terminate") == kAbortExit);
   check_every_record(dir.path(), "terminate");
 }
+
+#ifdef TERSE_TEST_SEALED
+TEST_CASE("a sealed file of a program that faults or aborts ends with its end frame and opens whole with the key") {
+  TempDir keys;
+  auto [public_key, secret] = sealing_keys(keys);
+  for (const auto& [how, expected_exit] : {std::pair{"fault", kFaultExit}, std::pair{"abort", kAbortExit}}) {
+    INFO(how);
+    TempDir dir;
+    CHECK(run_child(dir.path(), how, public_key) == expected_exit);
+    std::string bytes;
+    Decoded decoded = decode_sealed_dir(dir.path(), secret, bytes);
+    for (const auto& p : decoded.problems) FAIL_CHECK(p.what);
+    // intact(): a sealed file without its end frame is not.
+    for (const auto& summary : decoded.summaries) CHECK(summary.intact());
+    REQUIRE(decoded.lines.size() == static_cast<std::size_t>(kCrashThreads * kCrashRecordsPerThread + 1));
+    CHECK(decoded.lines.back().message == fmt::format("about to end by {}", how));
+    CHECK(bytes.find("about to end by") == std::string::npos);
+  }
+}
+#endif

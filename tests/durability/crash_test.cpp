@@ -239,34 +239,6 @@ TEST_CASE("a thread that overflows its stack still gets the log written") {
 
 #ifdef TERSE_TEST_SEALED
 
-namespace {
-
-// A key pair in `dir`: the public key file's path, and the private key.
-std::pair<std::string, terse::seal::SecretKey> sealing_keys(const TempDir& dir) {
-  auto pair = terse::seal::new_key_pair("crash test");
-  REQUIRE(pair);
-  write_file(dir / "key", pair->secret);
-  write_file(dir / "key.pub", pair->public_line);
-  auto secret = terse::seal::read_secret_key(dir / "key");
-  REQUIRE(secret);
-  return {dir / "key.pub", *secret};
-}
-
-Decoded decode_sealed(const std::string& directory, const terse::seal::SecretKey& key, std::string& all_bytes) {
-  Decoded all;
-  for (const auto& file : log_files(directory)) {
-    std::string bytes = read_file(file);
-    all_bytes += bytes;
-    Decoded one = decode_bytes(bytes, {key});
-    all.lines.insert(all.lines.end(), one.lines.begin(), one.lines.end());
-    all.problems.insert(all.problems.end(), one.problems.begin(), one.problems.end());
-    all.summaries.insert(all.summaries.end(), one.summaries.begin(), one.summaries.end());
-  }
-  return all;
-}
-
-}  // namespace
-
 TEST_CASE("a sealed file: a crash closes it with its end frame, and every record opens with the key") {
   TempDir keys, dir;
   auto [public_key, secret] = sealing_keys(keys);
@@ -278,7 +250,7 @@ TEST_CASE("a sealed file: a crash closes it with its end frame, and every record
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == signal_number);
     std::string bytes;
-    Decoded decoded = decode_sealed(logs.path(), secret, bytes);
+    Decoded decoded = decode_sealed_dir(logs.path(), secret, bytes);
     for (const auto& p : decoded.problems) FAIL_CHECK(p.what);
     for (const auto& s : decoded.summaries) CHECK(s.intact());
     REQUIRE(decoded.lines.size() == kThreads * kPerThread + 1);
@@ -301,7 +273,7 @@ TEST_CASE("a sealed file: when the IO threads cannot help, the crash handler sea
       true, {}, public_key);
   REQUIRE(WIFSIGNALED(status));
   std::string bytes;
-  Decoded decoded = decode_sealed(dir.path(), secret, bytes);
+  Decoded decoded = decode_sealed_dir(dir.path(), secret, bytes);
   for (const auto& s : decoded.summaries) {
     CHECK(s.damaged == 0);
     CHECK(s.tampered == 0);

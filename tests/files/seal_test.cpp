@@ -9,12 +9,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <terse/crc.hpp>
+#include <terse/portable_libc.hpp>
 #include <terse/reader.hpp>
 #include <terse/schema.hpp>
 #include <terse/seal.hpp>
@@ -33,13 +37,39 @@ bool mentions(const std::string& text, const std::string& what) { return text.fi
 
 constexpr const char* kSshKeygen = "/usr/bin/ssh-keygen";
 
+// Environment variables set for a scope, then put back as they were.
+class EnvironmentFor {
+ public:
+  explicit EnvironmentFor(const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [name, value] : values) {
+      const char* before = std::getenv(name.c_str());
+      saved_.push_back({name, before != nullptr ? std::optional<std::string>(before) : std::nullopt});
+      set_environment(name.c_str(), value.c_str());
+    }
+  }
+  ~EnvironmentFor() {
+    for (const auto& [name, before] : saved_) {
+      if (before) {
+        set_environment(name.c_str(), before->c_str());
+      } else {
+        unset_environment(name.c_str());
+      }
+    }
+  }
+  EnvironmentFor(const EnvironmentFor&) = delete;
+  EnvironmentFor& operator=(const EnvironmentFor&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 // Runs ssh-keygen (Debian's openssh-client) with `args`; its output and exit code.
 Run run_ssh_keygen(const std::vector<std::string>& args) {
   Run run;
   if (!std::filesystem::exists(kSshKeygen)) return run;
   TempDir out_dir;
   std::string out_path = out_dir / "out";
-  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | terse::kOpenFlags, 0600);
   REQUIRE(fd >= 0);
   std::vector<std::string> argv{kSshKeygen};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -373,6 +403,8 @@ TEST_CASE("key files: OpenSSH's ed25519 keys work, and bad ones get a clear erro
         run_ssh_keygen({"-q", "-t", "ed25519", "-N", "secret words", "-f", with_passphrase}).exit_code == 0 &&
         run_ssh_keygen({"-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", rsa}).exit_code == 0;
     if (have_ssh_keygen) {
+      // Without ssh-keygen's help (no askpass answers, no terminal), a clear no.
+      EnvironmentFor no_answer({{"SSH_ASKPASS", "false"}, {"SSH_ASKPASS_REQUIRE", "force"}});
       auto protected_key = seal::read_secret_key(with_passphrase);
       REQUIRE(!protected_key);
       CHECK(mentions(protected_key.why(), "passphrase"));
@@ -402,6 +434,60 @@ TEST_CASE("key files: OpenSSH's ed25519 keys work, and bad ones get a clear erro
     write_file(dir / "cut.pub", line.substr(0, 30));
     CHECK(!seal::read_public_key(dir / "cut.pub"));
   }
+  SECTION("a key protected by a passphrase: ssh-keygen unlocks it, asking through SSH_ASKPASS") {
+    std::string key = dir / "locked";
+    if (run_ssh_keygen({"-q", "-t", "ed25519", "-N", "secret words", "-C", "ops", "-f", key}).exit_code != 0) {
+      WARN("ssh-keygen is not installed (Debian: openssh-client); skipped");
+      return;
+    }
+    const std::string locked_bytes = read_file(key);
+    auto askpass = [&](const std::string& name, const std::string& answer) {
+      std::string script = dir / name;
+      write_file(script, "#!/bin/sh\necho '" + answer + "'\n");
+      std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+      return script;
+    };
+    std::string right = askpass("right", "secret words");
+    std::string wrong = askpass("wrong", "other words");
+    {
+      EnvironmentFor answered({{"SSH_ASKPASS", right}, {"SSH_ASKPASS_REQUIRE", "force"}});
+      auto secret = seal::read_secret_key(key);
+      REQUIRE(secret);
+      auto public_half = seal::read_public_key(key);  // in the clear, passphrase or not
+      REQUIRE(public_half);
+      CHECK(public_half->ed25519 == secret->public_key.ed25519);
+      CHECK(secret->public_key.comment == "ops");
+      Sample sample = write_sample(dir / "logs", 2, 5, 1, "locked", key + ".pub");
+      Decoded decoded = decode_bytes(sample.bytes, {*secret});
+      CHECK(decoded.intact());
+      CHECK(messages_of(decoded) == sample.messages);
+      Run cat = run_terse({"cat", "-o", "json", "--key", key, sample.path});
+      CHECK(cat.exit_code == 0);
+      CHECK(split_lines(cat.out).size() == sample.messages.size());
+      CHECK(mentions(cat.out, sample.messages.back()));
+    }
+    {
+      EnvironmentFor answered({{"SSH_ASKPASS", wrong}, {"SSH_ASKPASS_REQUIRE", "force"}});
+      auto secret = seal::read_secret_key(key);
+      REQUIRE(!secret);
+      CHECK(mentions(secret.why(), key + ": the private key is protected by a passphrase"));
+      CHECK(mentions(secret.why(), "ssh-keygen did not unlock it"));
+      CHECK(mentions(secret.why(), "incorrect passphrase"));
+      CHECK(!mentions(secret.why(), "/dev/fd/"));  // named by its file, not by the copy's
+      Run cat = run_terse({"cat", "--key", key, dir / "logs"});
+      CHECK(cat.exit_code != 0);
+      CHECK(mentions(cat.err, "passphrase"));
+    }
+    {
+      EnvironmentFor no_ssh_keygen({{"SSH_ASKPASS", right}, {"SSH_ASKPASS_REQUIRE", "force"}, {"PATH", dir / "none"}});
+      auto secret = seal::read_secret_key(key);
+      REQUIRE(!secret);
+      CHECK(mentions(secret.why(), "passphrase"));
+      CHECK(mentions(secret.why(), "ssh-keygen"));
+    }
+    // The key file itself is never rewritten: ssh-keygen only ever sees a copy.
+    CHECK(read_file(key) == locked_bytes);
+  }
   SECTION("Config::encrypt_to with a bad key stops start() with the reason") {
     terse::Config config = test_config(dir / "logs");
     config.encrypt_to = dir / "missing.pub";
@@ -430,7 +516,7 @@ TEST_CASE("the CLI reads sealed files with --key or TERSE_KEY, and verify says w
 
   set_environment("TERSE_KEY", fx.keys.secret_path.c_str());
   Run from_environment = run_terse({"cat", "--threads", "1", path});
-  ::unsetenv("TERSE_KEY");
+  unset_environment("TERSE_KEY");
   CHECK(from_environment.exit_code == 0);
   CHECK(from_environment.out == opened.out);
 

@@ -907,8 +907,11 @@ def test_a_sealed_file_names_the_file_closed_before_it(written: Path, keys: tupl
         assert [(f.file_id, f.ended) for f in decoder.sealed_files] == [(data[41:57].hex(), True)] * len(named)
 
 
-def test_key_files_that_are_not_usable_keys_raise_naming_the_file(tmp_path: Path,
-                                                                 keys: tuple[KeyPair, KeyPair]) -> None:
+def test_key_files_that_are_not_usable_keys_raise_naming_the_file(tmp_path: Path, keys: tuple[KeyPair, KeyPair],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # ssh-keygen, which unlocks keys protected by a passphrase, gets no answer (and asks no terminal).
+    monkeypatch.setenv("SSH_ASKPASS", "false")
+    monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "force")
     text = keys[0].secret.read_text()
     lines = text.splitlines()
     blob = base64.b64decode("".join(lines[1:-1]))
@@ -933,7 +936,8 @@ def test_key_files_that_are_not_usable_keys_raise_naming_the_file(tmp_path: Path
         terse_reader.load_key(tmp_path / "missing")
 
 
-def test_ssh_keygen_keys_open_sealed_files(tmp_path: Path, keys: tuple[KeyPair, KeyPair]) -> None:
+def test_ssh_keygen_keys_open_sealed_files(tmp_path: Path, keys: tuple[KeyPair, KeyPair],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     ssh_keygen = shutil.which("ssh-keygen")
     if ssh_keygen is None:
         pytest.skip("ssh-keygen is not installed (Debian: openssh-client)")
@@ -952,11 +956,34 @@ def test_ssh_keygen_keys_open_sealed_files(tmp_path: Path, keys: tuple[KeyPair, 
     records, problems = read_all(sealed, key=key)
     assert problems == [] and records
     compare("sealed to an ssh-keygen key", records, cli("cat", "--key", str(key), "-o", "json", str(sealed)), None)
-    for path, words in ((make("protected", "-t", "ed25519", "-N", "a passphrase"), "passphrase"),
-                        (make("id_ecdsa", "-t", "ecdsa", "-N", ""), "ecdsa-sha2-nistp256")):
-        with pytest.raises(terse_reader.TerseReadError, match=words) as caught:
-            terse_reader.read(sealed, key=path)
-        assert str(path) in str(caught.value)
+    with pytest.raises(terse_reader.TerseReadError, match="ecdsa-sha2-nistp256") as caught:
+        terse_reader.read(sealed, key=make("id_ecdsa", "-t", "ecdsa", "-N", ""))
+    assert "id_ecdsa" in str(caught.value)
+
+    # A key protected by a passphrase: ssh-keygen unlocks a copy, asking through SSH_ASKPASS.
+    locked = make("locked", "-t", "ed25519", "-N", "a passphrase", "-C", "ops")
+    locked_bytes = locked.read_bytes()
+    sealed_to_locked = write_sealed(tmp_path / "locked-logs", Path(f"{locked}.pub"))
+    monkeypatch.setenv("SSH_ASKPASS_REQUIRE", "force")
+    for name, answer in (("right", "a passphrase"), ("wrong", "other words")):
+        script = tmp_path / name
+        script.write_text(f"#!/bin/sh\necho '{answer}'\n")
+        script.chmod(0o700)
+    monkeypatch.setenv("SSH_ASKPASS", str(tmp_path / "right"))
+    records, problems = read_all(sealed_to_locked, key=locked)
+    assert problems == [] and records
+    compare("sealed to a key with a passphrase", records,
+            cli("cat", "--key", str(locked), "-o", "json", str(sealed_to_locked)), None)
+    monkeypatch.setenv("SSH_ASKPASS", str(tmp_path / "wrong"))
+    with pytest.raises(terse_reader.TerseReadError, match="ssh-keygen did not unlock it") as caught:
+        terse_reader.load_key(locked)
+    assert str(locked) in str(caught.value) and "incorrect passphrase" in str(caught.value)
+    assert "/dev/fd/" not in str(caught.value)
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    with pytest.raises(terse_reader.TerseReadError, match="ssh-keygen") as caught:
+        terse_reader.load_key(locked)
+    assert "passphrase" in str(caught.value)
+    assert locked.read_bytes() == locked_bytes  # only ever a copy is rewritten
 
 
 def test_without_pynacl_plain_files_read_and_sealed_ones_say_what_is_missing(sealed: Path,

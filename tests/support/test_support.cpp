@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 namespace terse::test {
 
@@ -31,6 +32,14 @@ void set_environment(const char* name, const char* value) {
   _putenv_s(name, value);
 #else
   ::setenv(name, value, 1);
+#endif
+}
+
+void unset_environment(const char* name) {
+#if defined(_WIN32)
+  _putenv_s(name, "");  // an empty value removes the variable there
+#else
+  ::unsetenv(name);
 #endif
 }
 
@@ -150,6 +159,30 @@ Decoded decode_bytes(const std::string& bytes, const std::vector<seal::SecretKey
   out.summaries.push_back(
       decoder.decode_bytes(bytes, [&](const decoder::Record& r) { out.lines.push_back(to_line(r)); }));
   return out;
+}
+
+Decoded decode_sealed_dir(const std::string& directory, const seal::SecretKey& key, std::string& all_bytes) {
+  Decoded all;
+  for (const auto& file : log_files(directory)) {
+    std::string bytes = read_file(file);
+    all_bytes += bytes;
+    Decoded one = decode_bytes(bytes, {key});
+    all.files.push_back(file);
+    all.lines.insert(all.lines.end(), one.lines.begin(), one.lines.end());
+    all.problems.insert(all.problems.end(), one.problems.begin(), one.problems.end());
+    all.summaries.insert(all.summaries.end(), one.summaries.begin(), one.summaries.end());
+  }
+  return all;
+}
+
+std::pair<std::string, seal::SecretKey> sealing_keys(const TempDir& dir) {
+  auto pair = seal::new_key_pair("terse test");
+  if (!pair) throw std::runtime_error("cannot make a key pair: " + pair.why());
+  write_file(dir / "key", pair->secret);
+  write_file(dir / "key.pub", pair->public_line);
+  auto secret = seal::read_secret_key(dir / "key");
+  if (!secret) throw std::runtime_error("cannot read the key just written: " + secret.why());
+  return {dir / "key.pub", *secret};
 }
 
 std::vector<std::string> split_lines(const std::string& text) {

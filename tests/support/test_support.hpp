@@ -10,9 +10,11 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <terse/decoder.hpp>
+#include <terse/seal.hpp>
 #include <terse/terse.hpp>
 
 #include "process.hpp"
@@ -88,6 +90,12 @@ Decoded decode_files(const std::vector<std::string>& files);
 inline Decoded decode_dir(const std::string& directory) { return decode_files(log_files(directory)); }
 // With `keys`, sealed files (FORMAT.md §11) are opened with them.
 Decoded decode_bytes(const std::string& bytes, const std::vector<seal::SecretKey>& keys = {});
+// The sealed files of `directory` opened with `key`, in the writer's order; `all_bytes` gets
+// every byte of them (a test looks there for text that must not be in the clear).
+Decoded decode_sealed_dir(const std::string& directory, const seal::SecretKey& key, std::string& all_bytes);
+// A new key pair whose files are in `dir` ("key", "key.pub"): the public key file's path, for
+// Config::encrypt_to, and the private key that opens what is sealed to it.
+std::pair<std::string, seal::SecretKey> sealing_keys(const TempDir& dir);
 // The check most end-to-end tests end with: the files are intact and hold
 // exactly the messages `expected`, in order.
 void require_messages(const Decoded& decoded, const std::vector<std::string>& expected);
@@ -101,8 +109,9 @@ std::string read_file(const std::string& path);
 // The calling thread's id as the OS numbers it (what a log's thread column shows), asked
 // of the OS directly rather than of terse.
 std::uint64_t os_thread_id();
-// Sets an environment variable of this process.
+// Sets or removes an environment variable of this process.
 void set_environment(const char* name, const char* value);
+void unset_environment(const char* name);
 
 // TERSE_TEST_SCALE (default 1.0): how much of their record counts the long
 // tests run; CI lowers it under the sanitizers.
