@@ -497,11 +497,16 @@ Result<PublicKey> read_public_key(const std::string& path) {
   return parse_public_key(*text, path);
 }
 
-Result<SecretKey> read_secret_key(const std::string& path) {
+Result<SecretKey> read_secret_key(const std::string& path, Passphrase passphrase) {
   auto text = read_key_file(path);
   if (!text) return Failure{text.why()};
   auto key = parse_secret_key(*text, path);
-  if (!key && key.why() == path + std::string(kLockedByPassphrase)) {
+  const bool locked = !key && key.why() == path + std::string(kLockedByPassphrase);
+  if (locked && passphrase == Passphrase::refuse) {
+    key = Failure{key.why() +
+                  ", which a program that logs is not asked for; give it a copy without one "
+                  "(ssh-keygen -p -N \"\" -f COPY)"};
+  } else if (locked) {
     auto unlocked = unlock_with_ssh_keygen(*text, path);
     if (!unlocked) {
       key = Failure{unlocked.why()};

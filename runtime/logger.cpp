@@ -292,7 +292,7 @@ void validate(const Config& config) {
   if (!config.sign_with.empty()) {
     if (config.encrypt_to.empty())
       throw Error("terse: Config::sign_with (or TERSE_SIGN_WITH) signs sealed files; set Config::encrypt_to too");
-    if (auto key = seal::read_secret_key(config.sign_with); !key)
+    if (auto key = seal::read_secret_key(config.sign_with, seal::Passphrase::refuse); !key)
       throw Error("terse: Config::sign_with (or TERSE_SIGN_WITH): " + key.why());
   }
   std::error_code ec;

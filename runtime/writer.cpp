@@ -58,7 +58,7 @@ Writer::Writer(const Config& config, const Calibration& calibration, BatchQueue&
     if (!key) throw Error("terse: Config::encrypt_to: " + key.why());
     recipient_ = std::move(*key);
     if (!config.sign_with.empty()) {
-      auto signer = seal::read_secret_key(config.sign_with);
+      auto signer = seal::read_secret_key(config.sign_with, seal::Passphrase::refuse);
       if (!signer) throw Error("terse: Config::sign_with: " + signer.why());
       signer_ = std::move(*signer);
     }

@@ -190,7 +190,7 @@ struct Config {
   // The console and on_record still see every record.
   std::string encrypt_to;
   // With encrypt_to: the path of an Ed25519 private key (OpenSSH, without a
-  // passphrase) that signs each file's seal, so that a reader can check
+  // passphrase: start() asks nobody for one) that signs each file's seal, so that a reader can check
   // which writer made a file (terse verify --signer). It cannot read the
   // files. Empty: not signed. Also TERSE_SIGN_WITH.
   std::string sign_with;

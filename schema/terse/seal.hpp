@@ -69,12 +69,14 @@ std::string fingerprint(const PublicKeyBytes& ed25519);
 // OpenSSH private key (its public half is taken), and for a secret key an
 // OpenSSH private key. parse_secret_key() refuses one protected by a
 // passphrase; read_secret_key() has ssh-keygen unlock it (it asks on the
-// terminal or through SSH_ASKPASS; not on Windows). `what` names the file in
+// terminal or through SSH_ASKPASS; not on Windows), where a person reads
+// logs, or refuses it, in a program that logs. `what` names the file in
 // errors.
+enum class Passphrase { ask_with_ssh_keygen, refuse };
 Result<PublicKey> parse_public_key(std::string_view text, const std::string& what);
 Result<SecretKey> parse_secret_key(std::string_view text, const std::string& what);
 Result<PublicKey> read_public_key(const std::string& path);
-Result<SecretKey> read_secret_key(const std::string& path);
+Result<SecretKey> read_secret_key(const std::string& path, Passphrase passphrase = Passphrase::ask_with_ssh_keygen);
 
 // A new key pair as OpenSSH writes one: the private key file's text and the
 // public key's line.

@@ -485,6 +485,17 @@ TEST_CASE("key files: OpenSSH's ed25519 keys work, and bad ones get a clear erro
       CHECK(mentions(secret.why(), "passphrase"));
       CHECK(mentions(secret.why(), "ssh-keygen"));
     }
+    // A program that logs asks nobody: a signing key with a passphrase stops start().
+    {
+      EnvironmentFor answered({{"SSH_ASKPASS", right}, {"SSH_ASKPASS_REQUIRE", "force"}});
+      terse::Config config = test_config(dir / "signed-logs");
+      config.encrypt_to = key + ".pub";
+      config.sign_with = key;
+      std::string error = start_error(config);
+      CHECK(mentions(error, "sign_with"));
+      CHECK(mentions(error, "passphrase"));
+      CHECK(mentions(error, "ssh-keygen -p"));
+    }
     // The key file itself is never rewritten: ssh-keygen only ever sees a copy.
     CHECK(read_file(key) == locked_bytes);
   }
