@@ -43,12 +43,15 @@ FrameReader::FrameReader(int fd, std::string_view memory, std::string source, co
 }
 
 void FrameReader::report(std::uint64_t offset, std::string what) {
+  if (sealed_) return report_tampering(offset, std::move(what));
   ++summary_.damaged;
-  if (sealed_) {
-    ++summary_.tampered;
-    what = "tampering: " + what;
-  }
-  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false, false, sealed_});
+  if (reporter_) reporter_(Problem{source_, offset, std::move(what), false});
+}
+
+void FrameReader::report_tampering(std::uint64_t offset, std::string what) {
+  ++summary_.damaged;
+  ++summary_.tampered;
+  if (reporter_) reporter_(Problem{source_, offset, "tampering: " + what, false, false, true});
 }
 
 void FrameReader::report_content(std::uint64_t offset, std::string what) {

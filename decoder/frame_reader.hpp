@@ -44,6 +44,9 @@ class FrameReader {
   bool sealed() const { return sealed_; }
   // Damage to the file's frames: their bytes, their order.
   void report(std::uint64_t offset, std::string what);
+  // What only a change made on purpose leaves in a sealed file, whether or
+  // not its key opened it (a seal frame its own key does not open).
+  void report_tampering(std::uint64_t offset, std::string what);
   // A problem inside a frame that was read whole (and, sealed, authenticated):
   // what its writer wrote, never tampering.
   void report_content(std::uint64_t offset, std::string what);

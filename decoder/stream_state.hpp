@@ -139,11 +139,7 @@ struct StreamDecoder::State {
   void check_signature(const Frame& frame, const seal::SealFrame& seal);
   void finish_file();
   void tampering(std::uint64_t offset, std::string what) {
-    if (quiet) return;
-    bool sealed = reader->sealed();
-    reader->set_sealed(true);
-    reader->report(offset, std::move(what));
-    reader->set_sealed(sealed);
+    if (!quiet) reader->report_tampering(offset, std::move(what));
   }
   // Made at the first compressed payload: a worker of parallel decoding,
   // handed payloads already decompressed, never makes one.
