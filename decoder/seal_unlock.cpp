@@ -62,6 +62,18 @@ std::string read_all(int fd) {
   return text;
 }
 
+// A descriptor that the child's standard descriptors cannot overwrite: in a process that
+// closed its standard input, say, a new descriptor can be 0, which ssh-keygen's /dev/null
+// would then replace.
+int above_standard(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  int error = errno;
+  ::close(fd);
+  errno = error;
+  return moved;
+}
+
 // Where ssh-keygen rewrites the copy: a file only this user can read, named
 // by `path`, gone (and wiped) when the copy goes.
 class PrivateCopy {
@@ -69,7 +81,7 @@ class PrivateCopy {
   PrivateCopy() {
 #ifdef __linux__
     // In memory: the unlocked key never reaches a disk.
-    fd_ = ::memfd_create("terse-key", MFD_CLOEXEC);
+    fd_ = above_standard(::memfd_create("terse-key", MFD_CLOEXEC));
     if (fd_ >= 0) {
       path_ = "/dev/fd/" + std::to_string(fd_);
       inherited_ = true;
@@ -81,7 +93,7 @@ class PrivateCopy {
     if (::mkdtemp(pattern.data()) == nullptr) return;
     folder_ = pattern;
     path_ = folder_ + "/key";
-    fd_ = open_path(path_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    fd_ = above_standard(open_path(path_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
   }
   ~PrivateCopy() {
     if (fd_ >= 0) {
@@ -137,9 +149,20 @@ Result<std::string> unlock_with_ssh_keygen(std::string_view locked_text, const s
     return Failure{locked +
                    ", and terse could not make a private copy for ssh-keygen to unlock: " + std::strerror(errno)};
 
-  int err_pipe[2];
-  if (::pipe(err_pipe) != 0) return Failure{locked + "; cannot run ssh-keygen: " + std::strerror(errno)};
+  int err_pipe[2] = {-1, -1};
+#ifdef __linux__
+  int piped = ::pipe2(err_pipe, O_CLOEXEC);
+#else
+  int piped = ::pipe(err_pipe);
   for (int fd : err_pipe) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+#endif
+  if (piped == 0)
+    for (int& fd : err_pipe) fd = above_standard(fd);
+  if (piped != 0 || err_pipe[0] < 0 || err_pipe[1] < 0) {
+    for (int fd : err_pipe)
+      if (fd >= 0) ::close(fd);
+    return Failure{locked + "; cannot run ssh-keygen: " + std::strerror(errno)};
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   // No standard input: a prompt goes to the terminal, or SSH_ASKPASS answers it, and the

@@ -465,6 +465,18 @@ TEST_CASE("key files: OpenSSH's ed25519 keys work, and bad ones get a clear erro
       CHECK(cat.exit_code == 0);
       CHECK(split_lines(cat.out).size() == sample.messages.size());
       CHECK(mentions(cat.out, sample.messages.back()));
+#ifndef _WIN32
+      // In a process whose standard input is closed, the copy and the pipe to ssh-keygen
+      // would take descriptor 0, which ssh-keygen gets /dev/null on.
+      int saved_stdin = ::dup(0);
+      REQUIRE(saved_stdin >= 0);
+      ::close(0);
+      auto without_stdin = seal::read_secret_key(key);
+      ::dup2(saved_stdin, 0);
+      ::close(saved_stdin);
+      CHECK(without_stdin);
+      if (!without_stdin) FAIL_CHECK(without_stdin.why());
+#endif
     }
     {
       EnvironmentFor answered({{"SSH_ASKPASS", wrong}, {"SSH_ASKPASS_REQUIRE", "force"}});
