@@ -184,17 +184,27 @@ def _unlock_with_ssh_keygen(locked: bytes, what: str) -> bytes:
     """The key file's text without its passphrase, as the C++ reader gets it:
     ssh-keygen rewrites a private copy (in memory on Linux), asking for the passphrase on the
     terminal or through SSH_ASKPASS; its KDF and cipher are not libsodium's."""
+    import fcntl
     import subprocess
     import tempfile
 
+    def above_standard(fd: int) -> int:
+        # In a process that closed its standard input, the copy could be descriptor 0, which the
+        # child's /dev/null would replace.
+        if fd > 2:
+            return fd
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.close(fd)
+        return moved
+
     fd, folder = -1, None
     if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("terse-key", os.MFD_CLOEXEC)
+        fd = above_standard(os.memfd_create("terse-key", os.MFD_CLOEXEC))
         copy = f"/dev/fd/{fd}"
     else:
         folder = tempfile.mkdtemp(prefix="terse-key-")
         copy = os.path.join(folder, "key")
-        fd = os.open(copy, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = above_standard(os.open(copy, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
     try:
         os.fchmod(fd, 0o600)
         os.write(fd, locked)

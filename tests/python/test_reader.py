@@ -972,6 +972,14 @@ def test_ssh_keygen_keys_open_sealed_files(tmp_path: Path, keys: tuple[KeyPair, 
     monkeypatch.setenv("SSH_ASKPASS", str(tmp_path / "right"))
     records, problems = read_all(sealed_to_locked, key=locked)
     assert problems == [] and records
+    expected = terse_reader.load_key(locked).fingerprint
+    saved_stdin = os.dup(0)  # with standard input closed, the copy must not become descriptor 0
+    try:
+        os.close(0)
+        assert terse_reader.load_key(locked).fingerprint == expected
+    finally:
+        os.dup2(saved_stdin, 0)
+        os.close(saved_stdin)
     compare("sealed to a key with a passphrase", records,
             cli("cat", "--key", str(locked), "-o", "json", str(sealed_to_locked)), None)
     monkeypatch.setenv("SSH_ASKPASS", str(tmp_path / "wrong"))
