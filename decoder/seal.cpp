@@ -16,12 +16,6 @@
 #endif
 
 namespace terse::seal {
-namespace {
-
-constexpr std::size_t kMostKeyFileBytes = 64 << 10;
-// What parse_secret_key() says of a key file protected by a passphrase (after its name), which
-// read_secret_key() then has ssh-keygen unlock.
-constexpr std::string_view kLockedByPassphrase = ": the private key is protected by a passphrase";
 
 void wipe(void* bytes, std::size_t size) noexcept {
 #ifdef TERSE_HAVE_SODIUM
@@ -31,6 +25,13 @@ void wipe(void* bytes, std::size_t size) noexcept {
   for (std::size_t i = 0; i < size; ++i) p[i] = 0;
 #endif
 }
+
+namespace {
+
+constexpr std::size_t kMostKeyFileBytes = 64 << 10;
+// What parse_secret_key() says of a key file protected by a passphrase (after its name), which
+// read_secret_key() then has ssh-keygen unlock.
+constexpr std::string_view kLockedByPassphrase = ": the private key is protected by a passphrase";
 
 // What reads and writes keys, only with libsodium.
 #ifdef TERSE_HAVE_SODIUM

@@ -34,11 +34,6 @@ Result<std::string> unlock_with_ssh_keygen(std::string_view, const std::string& 
 
 namespace {
 
-void wipe(void* bytes, std::size_t size) noexcept {
-  auto* p = static_cast<volatile char*>(bytes);
-  for (std::size_t i = 0; i < size; ++i) p[i] = 0;
-}
-
 bool write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     auto n = write_some(fd, bytes.data(), bytes.size());

@@ -3,6 +3,7 @@
 // terse does not write cryptography of its own.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,5 +16,8 @@ namespace terse::seal {
 // copy lives in memory (Linux) or in a private temporary folder, and is
 // wiped before this returns. `what` names the file in errors.
 Result<std::string> unlock_with_ssh_keygen(std::string_view locked_text, const std::string& what);
+
+// Zeroes key material where the compiler cannot drop the stores (seal.cpp).
+void wipe(void* bytes, std::size_t size) noexcept;
 
 }  // namespace terse::seal
