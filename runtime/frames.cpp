@@ -142,7 +142,9 @@ void FrameEncoder::prepare(std::size_t bytes) {
 }
 
 bool FrameEncoder::release_memory(std::size_t bytes) {
-  if (columnar_.capacity() <= 2 * (bytes + bytes / 8)) return false;
+  // zstd's output grows with every large frame; the columnar copy only with
+  // rows that had no room before them (RecordsJoin's have it).
+  if (std::max(columnar_.capacity(), scratch_.capacity()) <= 2 * (bytes + bytes / 8)) return false;
   for (std::string* buffer : {&scratch_, &numbered_, &columnar_, &ticks_}) std::string().swap(*buffer);
   prepare(bytes);
   return true;
@@ -412,8 +414,15 @@ RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {
 
 bool RecordsJoin::add(const RecordColumns& records) {
   std::uint64_t ticks = records.base;
-  bool first = payload_.empty();
-  if (first) wire::put_le<std::uint64_t>(payload_, ticks);
+  bool first = !started_;
+  if (first) {
+    base_ = ticks;
+    started_ = true;
+    // The frame's head: its base, the ticks column with its length, and
+    // the frame number's row (FrameEncoder::append_columns).
+    room_ = kHeadBytes + std::max<std::size_t>(4096, last_ticks_size_ + last_ticks_size_ / 4);
+    rows_.resize(room_);
+  }
   ++adds_;
   met_.clear();
   std::uint64_t previous_ticks = first ? ticks : last_ticks_;
@@ -447,16 +456,16 @@ bool RecordsJoin::add(const RecordColumns& records) {
       chain_of_record = c;
       recode = site_first && !c->last.empty();
     }
-    wire::put_varint(payload_, record.site_id);
-    wire::put_varint(payload_, record.thread);
-    wire::put_varint(payload_, wire::zigzag(static_cast<std::int64_t>(ticks - previous_ticks)));
-    wire::put_bytes(payload_, args);
+    wire::put_varint(rows_, record.site_id);
+    wire::put_varint(rows_, record.thread);
+    wire::put_varint(ticks_, wire::zigzag(static_cast<std::int64_t>(ticks - previous_ticks)));
+    wire::put_bytes(rows_, args);
     previous_ticks = ticks;
     if (chain_of_record == nullptr) continue;
     // The values, recovered as a reader of this payload alone would; the
     // site's first record in it is coded again against the joined frame's
     // last values, in place in the copy.
-    auto* bytes = reinterpret_cast<unsigned char*>(payload_.data() + payload_.size() - args.size()) + count;
+    auto* bytes = reinterpret_cast<unsigned char*>(rows_.data() + rows_.size() - args.size()) + count;
     std::size_t size = args.size() - count;
     std::uint64_t* values = chain_of_record->pending.data();
     bool followed = recode ? chain_of_record->plan.apply<wire::Delta::decode>(bytes, size, values)
@@ -475,7 +484,8 @@ bool RecordsJoin::add(const RecordColumns& records) {
 }
 
 void RecordsJoin::keep() {
-  kept_size_ = payload_.size();
+  kept_rows_ = rows_.size();
+  kept_ticks_ = ticks_.size();
   last_ticks_ = pending_ticks_;
   for (std::uint32_t id : met_) {
     SiteChain& c = chains_.at(id);
@@ -485,14 +495,25 @@ void RecordsJoin::keep() {
 }
 
 void RecordsJoin::give_back() {
-  payload_.resize(kept_size_);
+  if (kept_rows_ == 0) {
+    rows_.clear();
+    ticks_.clear();
+    started_ = false;
+  } else {
+    rows_.resize(kept_rows_);
+    ticks_.resize(kept_ticks_);
+  }
   // The sites met keep `added` at this add's count, which no later add has.
   met_.clear();
 }
 
 void RecordsJoin::clear() {
-  payload_.clear();
-  kept_size_ = 0;
+  if (started_) last_ticks_size_ = ticks_.size();
+  rows_.clear();
+  ticks_.clear();
+  started_ = false;
+  kept_rows_ = 0;
+  kept_ticks_ = 0;
   chains_.clear();
   met_.clear();
 }

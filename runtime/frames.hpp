@@ -122,18 +122,28 @@ class FrameEncoder {
 };
 
 // The records of consecutive batches (in columns) joined into one FORMAT.md
-// §7 payload, as if the collector had put them all into one batch: the writer interns a
+// §7.4 frame's columns, as if the collector had put them all into one batch: the writer interns a
 // batch of repeated 4 KiB strings down to a few KiB, and one frame per such
 // batch would pay zstd's cost of starting over hundreds of times per MiB.
 // Each batch's tick deltas and argument deltas (§7.1) start again at its
 // own frame's base; joined, the first tick of a batch and the first record
 // of each site in it are coded against what came before. A batch is taken
 // in two steps, so that one whose frames did not reach the file is given back.
+// The rows are kept behind room for the frame's head, as a batch's are, so
+// that FrameEncoder::append_columns compresses them where they are: joined
+// frames of 4 KiB texts are 4 MiB, and copying them into columns once more
+// cost the writer a copy of every byte it compresses.
 class RecordsJoin {
  public:
-  bool empty() const { return payload_.empty(); }
-  std::size_t size() const { return payload_.size(); }
-  std::string_view payload() const { return payload_; }
+  bool empty() const { return !started_; }
+  // What the records take as a FORMAT.md §7 payload, as RecordColumns::size().
+  std::size_t size() const { return started_ ? 8 + rows_size() + ticks_.size() : 0; }
+  std::uint64_t base() const { return base_; }
+  std::string_view ticks() const { return ticks_; }
+  char* rows() { return rows_.data() + room_; }
+  std::size_t rows_size() const { return rows_.size() - room_; }
+  // Writable bytes before rows().
+  std::size_t room() const { return room_; }
   // Appends `records`; false (nothing taken) when a record cannot be
   // re-coded, which the collector's own bytes never are.
   bool add(const RecordColumns& records);
@@ -141,8 +151,11 @@ class RecordsJoin {
   void keep();
   void give_back();
   void clear();
-  // The payload's memory, once empty (clear()), goes back.
-  void release_memory() { std::string().swap(payload_); }
+  // The columns' memory, once empty (clear()), goes back.
+  void release_memory() {
+    std::string().swap(rows_);
+    std::string().swap(ticks_);
+  }
 
  private:
   struct SiteChain {
@@ -154,8 +167,16 @@ class RecordsJoin {
   };
   SiteChain* chain(std::uint32_t site_id);
 
-  std::string payload_;
-  std::size_t kept_size_ = 0;
+  bool started_ = false;  // base_ is the first record's
+  std::uint64_t base_ = 0;
+  std::string rows_;   // room_ bytes, then each row's site, thread and arguments
+  std::string ticks_;  // each row's tick delta
+  std::size_t room_ = 0;
+  // The ticks column of the last frame written: the next frame's head is
+  // about as large, and rows that leave too little room are moved once.
+  std::size_t last_ticks_size_ = 0;
+  std::size_t kept_rows_ = 0;
+  std::size_t kept_ticks_ = 0;
   std::uint64_t last_ticks_ = 0;
   std::uint64_t pending_ticks_ = 0;
   std::uint64_t adds_ = 0;

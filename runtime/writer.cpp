@@ -237,12 +237,16 @@ void Writer::append_batch_records(const Batch& batch, const RecordColumns& recor
   bool fits = held_.size() + records.size() <= limit + limit / 2;
   if (!batch.flight && fits && held_.add(records)) {
     hold = held_.size() < target;
-    if (!hold) frames_.append_records(out_, type, held_.payload(), level);
+    if (!hold) append_held(type, level);
     return;
   }
   // Held records come first, in a frame of their own.
-  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level);
+  append_held(schema::FrameType::records, level);
   append_own_frame();
+}
+
+void Writer::append_held(schema::FrameType type, int level) {
+  frames_.append_columns(out_, type, held_.base(), held_.ticks(), held_.rows(), held_.rows_size(), held_.room(), level);
 }
 
 // The held records alone, in their frame: a deadline passed, or the file ends.
@@ -250,7 +254,7 @@ bool Writer::write_held() {
   check_file();
   if (fd_ < 0 && !open_file(false)) return false;
   out_.clear();
-  frames_.append_records(out_, schema::FrameType::records, held_.payload(), level());
+  append_held(schema::FrameType::records, level());
   if (!append_to_file(out_)) return false;
   held_.clear();
   held_records_ = 0;

@@ -62,6 +62,8 @@ class Writer {
   };
   void append_batch_records(const Batch& batch, const RecordColumns& records, RowsToWrite place, int level, bool& hold);
   bool write_held();
+  // The held records (held_) as one frame into out_.
+  void append_held(schema::FrameType type, int level);
   RowsToWrite intern_strings(Batch& batch, int level, RecordColumns& records);
   bool append_to_file(std::string_view bytes);
   bool write_all(std::string_view bytes);
