@@ -33,6 +33,7 @@
 # root, as bench/run.sh); the builds go to its ab/ folder, REF's in ab/ref-COMMIT.
 # TERSE_AB_CMAKE_ARGS, configure arguments for both sides (e.g. -DTERSE_PLATFORM=posix, to
 # measure the POSIX platform's calls); such builds go to folders of their own.
+# TERSE_AB_NO_HUGE_PAGES=1: both sides keep their rings on 4 KiB pages (Config::huge_pages = false).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -19,6 +19,10 @@
 // throughput-fixed: the same with the zstd level fixed (the writer's level
 //   drops while it is behind, which moves IO CPU and bytes with the pace).
 //
+// TERSE_AB_NO_HUGE_PAGES in the environment: Config::huge_pages = false, to
+// weigh what huge pages buy (calls that enter a new page) against what they
+// cost (on some VMs, the call after a pause).
+//
 // terse starts before any producer pins itself, so its threads keep the
 // process's whole CPU mask, as they do in an application that pins later.
 //
@@ -27,6 +31,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,10 +68,17 @@ void fix_compression_level(Config& config) {
     config.fastest_compression_level = config.compression_level;
 }
 
+// Builds before 14ffe81 have no such setting: their rings never move.
+template <typename Config>
+void keep_rings_off_huge_pages(Config& config) {
+  if constexpr (requires { config.huge_pages = false; }) config.huge_pages = false;
+}
+
 void start_terse(const std::string& dir, bool fixed_level = false) {
   terse::Config config;
   config.directory = dir;
   config.name = "ab";
+  if (std::getenv("TERSE_AB_NO_HUGE_PAGES") != nullptr) keep_rings_off_huge_pages(config);
   // The writer's level no longer drops while it is behind: the IO CPU and
   // the bytes then compare the same work on both sides.
   if (fixed_level) fix_compression_level(config);
