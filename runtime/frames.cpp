@@ -414,10 +414,9 @@ RecordsJoin::SiteChain* RecordsJoin::chain(std::uint32_t site_id) {
 
 bool RecordsJoin::add(const RecordColumns& records) {
   std::uint64_t ticks = records.base;
-  bool first = !started_;
+  bool first = empty();
   if (first) {
     base_ = ticks;
-    started_ = true;
     // The frame's head: its base, the ticks column with its length, and
     // the frame number's row (FrameEncoder::append_columns).
     room_ = kHeadBytes + std::max<std::size_t>(4096, last_ticks_size_ + last_ticks_size_ / 4);
@@ -495,23 +494,17 @@ void RecordsJoin::keep() {
 }
 
 void RecordsJoin::give_back() {
-  if (kept_rows_ == 0) {
-    rows_.clear();
-    ticks_.clear();
-    started_ = false;
-  } else {
-    rows_.resize(kept_rows_);
-    ticks_.resize(kept_ticks_);
-  }
+  // Nothing kept yet: the rows lose their room too, and the join is empty again.
+  rows_.resize(kept_rows_);
+  ticks_.resize(kept_ticks_);
   // The sites met keep `added` at this add's count, which no later add has.
   met_.clear();
 }
 
 void RecordsJoin::clear() {
-  if (started_) last_ticks_size_ = ticks_.size();
+  if (!empty()) last_ticks_size_ = ticks_.size();
   rows_.clear();
   ticks_.clear();
-  started_ = false;
   kept_rows_ = 0;
   kept_ticks_ = 0;
   chains_.clear();

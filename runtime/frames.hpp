@@ -135,9 +135,10 @@ class FrameEncoder {
 // cost the writer a copy of every byte it compresses.
 class RecordsJoin {
  public:
-  bool empty() const { return !started_; }
+  // A started frame's rows hold at least the room for its head.
+  bool empty() const { return rows_.empty(); }
   // What the records take as a FORMAT.md §7 payload, as RecordColumns::size().
-  std::size_t size() const { return started_ ? 8 + rows_size() + ticks_.size() : 0; }
+  std::size_t size() const { return empty() ? 0 : 8 + rows_size() + ticks_.size(); }
   std::uint64_t base() const { return base_; }
   std::string_view ticks() const { return ticks_; }
   char* rows() { return rows_.data() + room_; }
@@ -167,10 +168,9 @@ class RecordsJoin {
   };
   SiteChain* chain(std::uint32_t site_id);
 
-  bool started_ = false;  // base_ is the first record's
-  std::uint64_t base_ = 0;
-  std::string rows_;   // room_ bytes, then each row's site, thread and arguments
-  std::string ticks_;  // each row's tick delta
+  std::uint64_t base_ = 0;  // the first record's ticks
+  std::string rows_;        // room_ bytes, then each row's site, thread and arguments
+  std::string ticks_;       // each row's tick delta
   std::size_t room_ = 0;
   // The ticks column of the last frame written: the next frame's head is
   // about as large, and rows that leave too little room are moved once.
