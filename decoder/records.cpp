@@ -30,6 +30,40 @@ bool read_cut_string(wire::ByteReader& r, Arg& a, std::string& marked) {
   return true;
 }
 
+// FORMAT.md §8 (3.1): a patched string, its text entry with byte ranges
+// replaced; the result goes into `patched`, which the argument's text then
+// refers to. False for anything malformed, which the caller reports.
+bool read_patched_string(wire::ByteReader& r, const std::unordered_map<std::uint32_t, std::string>& texts, Arg& a,
+                         std::string& patched) {
+  std::uint32_t id = 0;
+  std::uint32_t size = 0;
+  std::string_view patches;
+  r.skip(4);
+  if (!r.le(id) || !r.le(size) || !r.bytes(size, patches)) return false;
+  auto text = texts.find(id);
+  if (text == texts.end()) return false;
+  std::string_view base = text->second;
+  wire::ByteReader p(patches);
+  patched.clear();
+  std::size_t at = 0;
+  while (!p.empty()) {
+    std::uint64_t skip = 0;
+    std::uint64_t removed = 0;
+    std::uint64_t inserted = 0;
+    std::string_view bytes;
+    if (!p.varint(skip) || !p.varint(removed) || !p.varint(inserted) || (removed == 0 && inserted == 0) ||
+        skip > base.size() - at || removed > base.size() - at - skip || !p.bytes(inserted, bytes))
+      return false;
+    if (patched.size() + skip + inserted > schema::kStringLengthMask) return false;
+    patched.append(base.substr(at, skip)).append(bytes);
+    at += skip + removed;
+  }
+  if (patched.size() + (base.size() - at) > schema::kStringLengthMask) return false;
+  patched.append(base.substr(at));
+  a.text = patched;
+  return true;
+}
+
 }  // namespace
 
 Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
@@ -52,6 +86,14 @@ Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_
         if (text == texts.end()) return Failure{"refers to a text entry the file has not defined"};
         a.tag = tags[i];
         a.text = text->second;
+        continue;
+      }
+      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
+          wire::get_le<std::uint32_t>(r.position()) == schema::kStringPatched) {
+        if (marked.size() <= i) marked.resize(tags.size());
+        a.tag = tags[i];
+        if (!read_patched_string(r, texts, a, marked[i]))
+          return Failure{"holds a patched string that its text entry cannot make"};
         continue;
       }
       if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&

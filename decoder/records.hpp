@@ -23,8 +23,8 @@ bool split_records(std::string_view payload, bool columnar, std::uint64_t& base_
 // Parses a record's arguments, all of `r`, by its site's tags. Structured
 // values are checked against their expressions here, once, so that
 // rendering can trust them; a failure says what did not match. `texts` are
-// the file's text entries; a cut string's kept bytes and mark go into
-// `marked`, which its argument's text then refers to.
+// the file's text entries; a cut string's kept bytes and mark, or a patched
+// string's bytes, go into `marked`, which its argument's text then refers to.
 Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_map<std::uint32_t, std::string>& texts,
                     std::vector<Arg>& args, std::vector<std::string>& marked);
 

@@ -24,6 +24,48 @@ std::size_t sample_hash(std::string_view text) {
   return hash ^ (text.size() * 0xC2B2AE3D27D4EB4Full);
 }
 
+// What texts that differ in a counter, an id or a timestamp still share:
+// their length and the bytes in their middle (such fields tend to come
+// first or last). Texts with the same sample are compared in full.
+std::size_t similarity_sample(std::string_view text) {
+  constexpr std::size_t kSampleBytes = 32;
+  std::size_t hash = std::hash<std::string_view>{}(text.substr(text.size() / 2 - kSampleBytes / 2, kSampleBytes));
+  return hash ^ (text.size() * 0x9E3779B97F4A7C15ull);
+}
+
+// Appends the patches (FORMAT.md §8, 3.1) that make `base` into `text`, of
+// the same length, to `out`; false as soon as they take more than `budget`
+// bytes. A run of differing bytes goes on over fewer equal bytes than a
+// patch's own varints would cost.
+bool append_patches(std::string_view base, std::string_view text, std::size_t budget, std::string& out) {
+  constexpr std::size_t kJoinedEqualBytes = 3;
+  const char* a = base.data();
+  const char* b = text.data();
+  const std::size_t n = text.size();
+  const std::size_t start = out.size();
+  std::size_t patched_up_to = 0;
+  std::size_t i = 0;
+  for (;;) {
+    for (std::uint64_t x, y; i + 8 <= n; i += 8) {
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y) break;
+    }
+    while (i < n && a[i] == b[i]) ++i;
+    if (i >= n) return true;
+    std::size_t begin = i;
+    std::size_t end = i + 1;
+    for (std::size_t j = end; j < n && j - end < kJoinedEqualBytes; ++j)
+      if (a[j] != b[j]) end = j + 1;
+    wire::put_varint(out, begin - patched_up_to);
+    wire::put_varint(out, end - begin);
+    wire::put_varint(out, end - begin);
+    out.append(b + begin, end - begin);
+    if (out.size() - start > budget) return false;
+    patched_up_to = i = end;
+  }
+}
+
 // The collector writes every varint in its shortest form.
 std::size_t varint_size(std::uint64_t value) {
   std::size_t size = 1;
@@ -127,21 +169,25 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
     }
     at += 4 + length;
     std::uint32_t& last = last_text(site_id, i);
-    std::uint32_t id = last != 0 && by_id_[last] == text ? last : lookup(text, length, entries);
-    if (id == 0) {
-      wire::put_le<std::uint32_t>(args_out, static_cast<std::uint32_t>(length));
-      args_out.append(text);
+    std::uint32_t id = last != 0 && by_id_[last] == text ? last : lookup(text, entries);
+    if (id != 0) {
+      last = id;
+      wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
+      wire::put_le<std::uint32_t>(args_out, id);
+      changed = true;
       continue;
     }
-    last = id;
-    wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
-    wire::put_le<std::uint32_t>(args_out, id);
-    changed = true;
+    if (write_similar(text, last, args_out, entries)) {
+      changed = true;
+      continue;
+    }
+    wire::put_le<std::uint32_t>(args_out, static_cast<std::uint32_t>(length));
+    args_out.append(text);
   }
   return at == args.size();
 }
 
-std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, std::string& entries) {
+std::uint32_t TextInterner::lookup(std::string_view text, std::string& entries) {
   std::size_t hash = sample_hash(text);
   std::uint32_t id = 0;
   auto known = texts_.find(hash);
@@ -151,21 +197,71 @@ std::uint32_t TextInterner::lookup(std::string_view text, std::size_t length, st
   }
   if (seen_once_.empty()) seen_once_.assign(kSeenOnceSlots, 0);
   std::size_t& seen = seen_once_[hash % kSeenOnceSlots];
-  if (id == 0 && seen == hash && text_bytes_ + length <= kMaxTextBytes) {
+  if (id == 0 && seen == hash) {
     // Its second time in this file: from now on it is written once.
-    id = next_id_++;
-    std::vector<Text>& same_hash = texts_[hash];
-    same_hash.push_back(Text{std::string(text), id});
-    // Moving a long std::string keeps its heap bytes where they are, so the
-    // views of the others stay valid when the vector grows.
-    if (by_id_.size() <= id) by_id_.resize(id + 1);
-    by_id_[id] = same_hash.back().bytes;
-    text_bytes_ += length;
-    pending_.push_back(hash);
-    append_text_entry(entries, id, text);
+    id = add_text(text, hash, entries);
   }
   if (id == 0) seen = hash;
   return id;
+}
+
+std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, std::string& entries) {
+  if (text_bytes_ + text.size() > kMaxTextBytes) return 0;
+  std::uint32_t id = next_id_++;
+  std::vector<Text>& same_hash = texts_[hash];
+  same_hash.push_back(Text{std::string(text), id});
+  // Moving a long std::string keeps its heap bytes where they are, so the
+  // views of the others stay valid when the vector grows.
+  if (by_id_.size() <= id) by_id_.resize(id + 1);
+  by_id_[id] = same_hash.back().bytes;
+  text_bytes_ += text.size();
+  pending_.push_back(hash);
+  append_text_entry(entries, id, text);
+  similar_[similarity_sample(text)] = id;
+  return id;
+}
+
+bool TextInterner::write_similar(std::string_view text, std::uint32_t& last, std::string& args_out,
+                                 std::string& entries) {
+  std::size_t sample = similarity_sample(text);
+  auto patch_from = [&](std::uint32_t base) {
+    // A forgotten text (its frame never reached the file) is empty: no match.
+    if (base == 0 || base >= by_id_.size() || by_id_[base].size() != text.size()) return false;
+    std::size_t at = args_out.size();
+    wire::put_le<std::uint32_t>(args_out, schema::kStringPatched);
+    wire::put_le<std::uint32_t>(args_out, base);
+    wire::put_le<std::uint32_t>(args_out, 0);
+    if (!append_patches(by_id_[base], text, text.size() / kMostPatchedShare, args_out)) {
+      args_out.resize(at);
+      return false;
+    }
+    auto patches = static_cast<std::uint32_t>(args_out.size() - at - schema::kStringPatchedPrefix);
+    std::memcpy(args_out.data() + at + 8, &patches, 4);
+    last = base;
+    return true;
+  };
+  if (patch_from(last)) return true;
+  auto similar = similar_.find(sample);
+  if (similar != similar_.end()) {
+    // Texts that share a sample but not their bytes stay inline rather than
+    // each taking an entry of its own.
+    if (!by_id_[similar->second].empty()) return similar->second != last && patch_from(similar->second);
+    similar_.erase(similar);
+  }
+  if (similar_seen_.empty()) similar_seen_.assign(kSeenOnceSlots, 0);
+  std::size_t& seen = similar_seen_[sample % kSeenOnceSlots];
+  if (seen != sample) {
+    seen = sample;
+    return false;
+  }
+  // A text like one before, with no entry it is near: it becomes the one
+  // the next ones are patched from.
+  std::uint32_t id = add_text(text, sample_hash(text), entries);
+  if (id == 0) return false;
+  last = id;
+  wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
+  wire::put_le<std::uint32_t>(args_out, id);
+  return true;
 }
 
 void TextInterner::discard() {
@@ -194,6 +290,8 @@ void TextInterner::new_file() {
   by_id_.clear();
   last_text_.clear();
   seen_once_.clear();
+  similar_.clear();
+  similar_seen_.clear();
   pending_.clear();
   text_bytes_ = 0;
   next_id_ = 1;

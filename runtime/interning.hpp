@@ -22,6 +22,10 @@ class TextInterner {
   // that text wait for its next two occurrences).
   static constexpr std::size_t kMaxTextBytes = std::size_t{16} << 20;
   static constexpr std::size_t kSeenOnceSlots = 1 << 14;
+  // FORMAT.md §8 (3.1): a long text that differs from a text entry of its
+  // length in few bytes (a payload with a counter or an id in it) is written
+  // as that entry patched, if its patches take at most this share of it.
+  static constexpr std::size_t kMostPatchedShare = 4;
 
   // Rewrites a batch's rows (RecordColumns: FORMAT.md §7 records without
   // their time deltas, which do not change): a long string argument seen
@@ -51,10 +55,21 @@ class TextInterner {
   // call site mostly logs the same long text again, which one comparison
   // then finds without hashing it.
   std::uint32_t& last_text(std::uint32_t site_id, std::size_t arg);
-  // The id `text` (`length` bytes) is written as in this file, 0 while it
-  // is to stay inline; a text seen for the second time gets one, and its
-  // entry is appended to `entries`.
-  std::uint32_t lookup(std::string_view text, std::size_t length, std::string& entries);
+  // The id `text` is written as in this file, 0 while it is to stay
+  // inline; a text seen for the second time gets one, and its entry is
+  // appended to `entries`.
+  std::uint32_t lookup(std::string_view text, std::string& entries);
+  // Writes `text` as a text entry patched to `args_out` when one of its
+  // length is like it: the site's last (`last`, updated) or the one its
+  // sample names. A text whose sample came before without such an entry
+  // becomes one, which those after it are patched from. False: it stays
+  // inline.
+  bool write_similar(std::string_view text, std::uint32_t& last, std::string& args_out, std::string& entries);
+  // A new text entry for `text`, whose sample hash is `hash`.
+  std::uint32_t add_text(std::string_view text, std::size_t hash, std::string& entries);
+
+  std::unordered_map<std::size_t, std::uint32_t> similar_;  // text id by similarity sample
+  std::vector<std::size_t> similar_seen_;                   // samples of texts that stayed inline
 
   std::unordered_map<std::size_t, std::vector<Text>> texts_;  // by hash
   // Each interned text's bytes by id (empty once forgotten); they live in texts_.

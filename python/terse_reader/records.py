@@ -651,6 +651,9 @@ class StreamDecoder:
                 header = cur.u32()
                 if header == 0xFFFFFFFE:
                     cur.take(4)
+                elif header == 0xFFFFFFFC:
+                    cur.take(4)  # §8 (3.1): a patched string's text id, then its patches' size
+                    cur.take(cur.u32())
                 elif header == 0xFFFFFFFD:
                     cur.take(8)
                     cur.take(cur.u32() & 0x7FFFFFFF)

@@ -175,9 +175,38 @@ def read_raw(cur: Cursor, tag: int) -> int:
     return int.from_bytes(cur.take(width), "little")
 
 
+def _patched(base: bytes, patches: Cursor) -> bytes:
+    """A §8 patched string (3.1): ``base``, a text entry's bytes, with each of ``patches``
+    applied in turn. Anything that does not make a string raises ``Malformed``, which the
+    caller reports like an undefined text id."""
+    out = bytearray()
+    at = 0
+    while patches.left():
+        try:
+            skip, removed, inserted = patches.varint(), patches.varint(), patches.varint()
+        except Malformed:
+            raise Malformed("patched string's patches do not fill their size") from None
+        if removed == 0 and inserted == 0:
+            raise Malformed("patched string holds a patch that neither removes nor inserts")
+        # Slicing would stop at the entry's end unasked; §8 makes such a patch malformed.
+        if skip > len(base) - at or removed > len(base) - at - skip:
+            raise Malformed("patched string's patches reach past its text entry")
+        if inserted > patches.left():
+            raise Malformed("patched string's patches do not fill their size")
+        if len(out) + skip + inserted > 0x7FFFFFFF:
+            raise Malformed("patched string is over 2^31 - 1 bytes")
+        out += base[at : at + skip]
+        out += patches.take(inserted)
+        at += skip + removed
+    if len(out) + len(base) - at > 0x7FFFFFFF:
+        raise Malformed("patched string is over 2^31 - 1 bytes")
+    out += base[at:]
+    return bytes(out)
+
+
 def read_string(cur: Cursor, texts: dict[int, bytes] | None) -> Str:
-    """A §8 string; ``texts`` is None inside structured values, where the interned and cut
-    headers are malformed."""
+    """A §8 string; ``texts`` is None inside structured values, where the interned, cut and
+    patched headers are malformed."""
     header = cur.u32()
     if header == 0xFFFFFFFF:
         return Str(b"", null=True)
@@ -188,12 +217,20 @@ def read_string(cur: Cursor, texts: dict[int, bytes] | None) -> Str:
         if text_id not in texts:
             raise Malformed(f"string refers to text id {text_id}, not defined in this file")
         return Str(texts[text_id])
+    if header == 0xFFFFFFFC:
+        if texts is None:
+            raise Malformed("patched string inside a structured value")
+        text_id = cur.u32()
+        patches = Cursor(cur.take(cur.u32()))
+        if text_id not in texts:
+            raise Malformed(f"patched string refers to text id {text_id}, not defined in this file")
+        return Str(_patched(texts[text_id], patches))
     if header == 0xFFFFFFFD:
         if texts is None:
             raise Malformed("cut string inside a structured value")
         original = cur.u64()
         inner = cur.u32()
-        if inner >= 0xFFFFFFFD:
+        if inner >= 0xFFFFFFFC:
             raise Malformed("cut string holds a reserved header")
         data = cur.take(inner & 0x7FFFFFFF)
         if original < len(data):

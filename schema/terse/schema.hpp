@@ -15,9 +15,9 @@ inline constexpr unsigned char kMagic[8] = {0x89, 'T', 'L', 'O', 'G', '\r', '\n'
 inline constexpr std::size_t kPreambleSize = 16;
 inline constexpr std::size_t kPreambleCrcOffset = 12;
 inline constexpr std::uint16_t kVersionMajor = 3;
-inline constexpr std::uint16_t kVersionMinor = 0;
+inline constexpr std::uint16_t kVersionMinor = 1;
 // FORMAT.md §11: only a sealed file needs major 3; every other file is
-// written as 2.0, which 2.x readers read whole.
+// written as 2.1, which 2.x readers read (a 2.0 one skips patched strings).
 inline constexpr std::uint16_t kUnsealedVersionMajor = 2;
 // FORMAT.md §10: every major version from this one up to kVersionMajor is read.
 inline constexpr std::uint16_t kOldestVersionMajor = 1;
@@ -125,6 +125,10 @@ inline constexpr std::uint32_t kStringInterned = 0xFFFFFFFEu;
 // stored string as a header with the truncated bit and its bytes.
 inline constexpr std::uint32_t kStringCut = 0xFFFFFFFDu;
 inline constexpr std::size_t kStringCutPrefix = 12;
+// 3.1: the string is a text entry with byte ranges replaced; its u32 text
+// id, a u32 size and that many bytes of patches follow.
+inline constexpr std::uint32_t kStringPatched = 0xFFFFFFFCu;
+inline constexpr std::size_t kStringPatchedPrefix = 12;
 
 // The bytes that follow a string's u32 header: none for a null string, the
 // text id for an interned one, else the length bits. A cut string's header
@@ -144,11 +148,17 @@ inline std::size_t encoded_string_size(const unsigned char* p, std::size_t avail
   if (available < 4) return 0;
   std::size_t at = 0;
   std::uint32_t header = header_at(0);
+  if (header == kStringPatched) {
+    if (available < kStringPatchedPrefix) return 0;
+    std::size_t patches = header_at(8);
+    return available - kStringPatchedPrefix < patches ? 0 : kStringPatchedPrefix + patches;
+  }
   if (header == kStringCut) {
     if (available < kStringCutPrefix + 4) return 0;
     at = kStringCutPrefix;
     header = header_at(at);
-    if (header == kStringNull || header == kStringInterned || header == kStringCut) return 0;
+    if (header == kStringNull || header == kStringInterned || header == kStringCut || header == kStringPatched)
+      return 0;
   }
   std::size_t after = string_bytes_after(header);
   return available - at - 4 < after ? 0 : at + 4 + after;

@@ -125,6 +125,26 @@ inline void interned(std::string& out, std::uint32_t id) {
   le(out, schema::kStringInterned);
   le(out, id);
 }
+// FORMAT.md §8 (3.1): text entry `id` with `patches` (skip, removed,
+// inserted bytes) applied.
+struct Patch {
+  std::uint64_t skip;
+  std::uint64_t removed;
+  std::string inserted;
+};
+inline void patched(std::string& out, std::uint32_t id, const std::vector<Patch>& patches) {
+  std::string body;
+  for (const Patch& p : patches) {
+    wire::put_varint(body, p.skip);
+    wire::put_varint(body, p.removed);
+    wire::put_varint(body, p.inserted.size());
+    body += p.inserted;
+  }
+  le(out, schema::kStringPatched);
+  le(out, id);
+  le(out, static_cast<std::uint32_t>(body.size()));
+  out += body;
+}
 // A container's count; `total` above `stored` marks it truncated.
 inline void count(std::string& out, std::uint32_t stored, std::uint64_t total) {
   if (total == stored) {

@@ -41,8 +41,10 @@ PACKAGE = _env("TERSE_PYTHON_PACKAGE")
 sys.path.insert(0, PACKAGE)
 
 import terse_reader  # noqa: E402
+from terse_reader.errors import Malformed  # noqa: E402
 from terse_reader.frames import MAGIC, SYNC, Cursor, Frame, FrameReader, crc32c  # noqa: E402
 from terse_reader.records import Calibration, Clock, StreamDecoder  # noqa: E402
+from terse_reader.values import _patched  # noqa: E402
 
 CLI = _env("TERSE_CLI")
 DATA = Path(_env("TERSE_TEST_DATA"))
@@ -450,7 +452,7 @@ def with_frames(data: bytes, frames: list[bytearray], path: Path) -> Path:
 
 def test_a_sealed_file_read_with_its_key_matches_the_cli(sealed: Path, keys: tuple[KeyPair, KeyPair]) -> None:
     data = sealed.read_bytes()
-    assert data[8:12] == b"\x03\x00\x00\x00", "a sealed file is a 3.0 file"
+    assert data[8:12] == b"\x03\x00\x01\x00", "a sealed file is a 3.1 file"
     frames = frames_of(data)
     assert frames[0][4] == 8 and all(f[5] & 0x02 for f in frames[1:]), "the seal frame, then sealed frames"
     key = str(keys[0].secret)
@@ -1215,3 +1217,158 @@ def test_without_pynacl_a_signature_asked_for_says_it_cannot_be_checked(signed: 
     assert (unasked, asked) == ("1", "2"), done.stderr
     assert "PyNaCl" in opening and keys[0].fingerprint in opening
     assert "PyNaCl" in signature and f"signature by {writer.fingerprint} cannot be checked" in signature
+
+
+# ---- 6. patched strings (FORMAT.md §8, 3.1) -------------------------------------------------
+
+# Files written here by hand: the runtime writes a patched string only where its sampling finds
+# an earlier entry of the same length, so neither every kind of patch nor a malformed one
+# would come out of it.
+PATCHED_BASE = b"0123456789abcdefghij"  # text entry 7
+PATCHED_SITE, STRUCTURED_SITE = 1, 2  # "{} {}" of (string, u32); "{}" of a structured string
+
+
+def _text(data: bytes) -> bytes:
+    return _varint(len(data)) + data
+
+
+def _entry(kind: int, body: bytes) -> bytes:
+    return bytes([kind]) + _varint(len(body)) + body
+
+
+def _site(site_id: int, fmt: bytes, tags: bytes, types: bytes = b"") -> bytes:
+    body = _varint(site_id) + b"\x02" + _varint(10 * site_id) + _text(b"patched.cpp") + _text(fmt)
+    return _entry(1, body + _varint(len(tags)) + tags + types)
+
+
+def _patched_string(text_id: int, patches: list[tuple[int, int, bytes]] | bytes) -> bytes:
+    """A top-level string argument with header 0xFFFFFFFC; ``patches`` as (skip, removed,
+    inserted bytes), or their encoding as it is to stand."""
+    if not isinstance(patches, bytes):
+        patches = b"".join(_varint(s) + _varint(r) + _text(i) for s, r, i in patches)
+    return struct.pack("<III", 0xFFFFFFFC, text_id, len(patches)) + patches
+
+
+def _plain_string(data: bytes) -> bytes:
+    return struct.pack("<I", len(data)) + data
+
+
+def _patched_file(path: Path, frames: list[list[tuple[int, bytes, int | None]]]) -> Path:
+    """A 2.1 file of the text entry, the two sites and one records frame per item of
+    ``frames``, each record (site, string argument, u32 value or None for a structured site);
+    the u32 (PATCHED_SITE's alone) is delta-coded against the previous one in its frame (§7.1)."""
+
+    def frame(type_: int, payload: bytes) -> bytes:
+        head = SYNC + struct.pack("<BBHII", type_, 0, 0, len(payload), len(payload))
+        return bytes(checksummed(bytearray(head + bytes(8) + payload)))
+
+    dictionary = (_entry(2, _varint(1) + _varint(4242) + _text(b"main"))
+                  + _site(PATCHED_SITE, b"{} {}", b"\x0f\x07")
+                  + _site(STRUCTURED_SITE, b"{}", b"\x11", _varint(1) + b"\x0f")
+                  + _entry(3, _varint(7) + _text(PATCHED_BASE)))
+    out = [preamble(2, 1), frame(1, b""), frame(2, struct.pack("<Qqd", 0, 1_700_000_000_000_000_000, 1e9)),
+           frame(3, dictionary)]
+    for records in frames:
+        payload, previous = bytearray(struct.pack("<Q", 1000)), 0
+        for site, string, value in records:
+            if value is None:
+                args = struct.pack("<I", len(string)) + string
+            else:
+                args = string + struct.pack("<I", (value - previous) % (1 << 32))
+                previous = value
+            payload += _varint(site) + _varint(1) + _varint(2) + _varint(len(args)) + args
+        out.append(frame(4, bytes(payload)))
+    path.write_bytes(b"".join(out))
+    return path
+
+
+def _same_as_the_cli(path: Path, records: list[terse_reader.Record], problems: list[terse_reader.Problem]) -> None:
+    compare("patched strings", records, cli("cat", "-o", "json", str(path)), cli("cat", str(path)), tally=False)
+    # Where, not how often: the CLI says once what this reader says for each record it skips.
+    assert {p.offset for p in problems} == {o for o, _, _ in cli_problems("cat", "-o", "json", str(path))}
+
+
+PATCHES = [
+    ([(4, 2, b"XY")], b"0123XY6789abcdefghij"),  # in the middle, as the reference writer patches
+    ([(0, 3, b"Z")], b"Z3456789abcdefghij"),  # at the start, fewer bytes inserted than removed
+    ([(17, 3, b"TAIL!")], b"0123456789abcdefgTAIL!"),  # the entry's end, more inserted than removed
+    ([(20, 0, b"!")], b"0123456789abcdefghij!"),  # after the entry's end, nothing removed
+    ([(1, 1, b"A"), (2, 0, b"+"), (3, 4, b"")], b"0A23+456bcdefghij"),  # several, one removing only
+    ([(0, 20, b"")], b""),  # all of it removed
+    ([], PATCHED_BASE),  # no patch: the entry itself
+]
+
+
+def test_patched_strings_are_their_text_entry_patched(tmp_path: Path) -> None:
+    # The u32 after each string is delta-coded: it comes out right only where the patched
+    # string's 12 + n bytes were stepped over exactly (§7.1).
+    values = [5, 1000, 7, 0xFFFFFFFF, 3, 3, 42]
+    rows = [(PATCHED_SITE, _patched_string(7, p), v) for (p, _), v in zip(PATCHES, values)]
+    path = _patched_file(tmp_path / "patched.tlog", [rows, rows[::-1]])
+    records, problems = read_all(path)
+    assert problems == []
+    expected = [f"{text.decode()} {v}" for (_, text), v in zip(PATCHES, values)]
+    assert [r["message"] for r in records] == expected + expected[::-1]
+    _same_as_the_cli(path, records, problems)
+
+
+MALFORMED_PATCHES = {
+    "a patch that neither removes nor inserts": (_patched_string(7, [(3, 0, b"")]), "neither removes nor inserts"),
+    "a patch that keeps past the entry's end": (_patched_string(7, [(21, 0, b"x")]), "reach past"),
+    "a patch that removes past the entry's end": (_patched_string(7, [(18, 3, b"")]), "reach past"),
+    "patches that reach past the entry's end together":
+        (_patched_string(7, [(10, 5, b""), (5, 1, b"")]), "reach past"),
+    "a patch whose bytes run past the patches' size":
+        (_patched_string(7, _varint(0) + _varint(1) + _varint(3) + b"ab"), "do not fill"),
+    "patches that end inside a patch's counts": (_patched_string(7, b"\x01\x01"), "do not fill"),
+    "a text id the file has not defined": (_patched_string(99, [(0, 1, b"x")]), "text id 99"),
+    "a patched string inside a structured value": (_patched_string(7, [(0, 1, b"x")]), "structured value"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_PATCHES))
+def test_a_malformed_patched_string_is_reported_and_its_record_skipped(case: str, tmp_path: Path) -> None:
+    # §8: malformed like an undefined text id, so the record's bytes still split, its deltas
+    # count (the u32 after it goes on from its value) and the records after it decode (§7.1).
+    string, words = MALFORMED_PATCHES[case]
+    structured = case.endswith("structured value")
+    bad = (STRUCTURED_SITE, string, None) if structured else (PATCHED_SITE, string, 6)
+    good = [(PATCHED_SITE, _plain_string(b"after"), 7), (STRUCTURED_SITE, _plain_string(b"s"), None)]
+    path = _patched_file(tmp_path / "malformed.tlog", [[(PATCHED_SITE, _plain_string(b"before"), 5), bad, *good],
+                                                       good])
+    records, problems = read_all(path)
+    assert len(problems) == 1 and words in problems[0].reason, problems
+    assert "later records" not in problems[0].reason
+    assert [r["message"] for r in records] == ["before 5", "after 7", "s", "after 7", "s"]
+    _same_as_the_cli(path, records, problems)
+
+
+def test_a_patched_string_whose_size_runs_past_its_record_ends_the_chain(tmp_path: Path) -> None:
+    # Its 12 + n bytes do not fit the record's args: the bytes do not split, so the site's later
+    # records in the frame are reported, not misread (§7.1), and the next frame decodes.
+    string = struct.pack("<III", 0xFFFFFFFC, 7, 100) + _varint(0) + _varint(1) + _text(b"x")
+    after = (PATCHED_SITE, _plain_string(b"after"), 7)
+    path = _patched_file(tmp_path / "overrun.tlog", [[(PATCHED_SITE, string, 6), after], [after]])
+    records, problems = read_all(path)
+    assert [r["message"] for r in records] == ["after 7"]
+    assert len(problems) == 2 and "does not match" in problems[0].reason, problems
+    assert "after one that did not match" in problems[1].reason
+    _same_as_the_cli(path, records, problems)
+
+
+def test_a_patched_string_may_not_exceed_2_31_bytes() -> None:
+    # No file can make one (§6 keeps a file's texts under 64 MiB, §3 a frame's payload), so the
+    # bound is checked on a stand-in entry that claims 2^31 - 1 bytes and holds none.
+    class Longest(bytes):
+        def __len__(self) -> int:
+            return 0x7FFFFFFF
+
+    def patches(*patch: tuple[int, int, bytes]) -> Cursor:
+        return Cursor(b"".join(_varint(s) + _varint(r) + _text(i) for s, r, i in patch))
+
+    base = Longest()
+    with pytest.raises(Malformed, match="over 2"):
+        _patched(base, patches((0x7FFFFFFF, 0, b"x")))  # one byte after all of it
+    with pytest.raises(Malformed, match="over 2"):
+        _patched(base, patches((0, 0, b"x")))  # one byte before all of it
+    assert _patched(base, patches((0, 1, b"x"))) == b"x"  # one byte for one: 2^31 - 1 in all
