@@ -46,6 +46,16 @@ bool append_patches(std::string_view base, std::string_view text, std::size_t bu
   std::size_t patched_up_to = 0;
   std::size_t i = 0;
   for (;;) {
+    // Blocks of 64 bytes with one branch each: a 4 KiB text mostly equal
+    // to its base is otherwise 512 compares and branches.
+    while (i + 64 <= n) {
+      std::uint64_t x[8], y[8], differ = 0;
+      std::memcpy(x, a + i, 64);
+      std::memcpy(y, b + i, 64);
+      for (int k = 0; k < 8; ++k) differ |= x[k] ^ y[k];
+      if (differ != 0) break;
+      i += 64;
+    }
     for (std::uint64_t x, y; i + 8 <= n; i += 8) {
       std::memcpy(&x, a + i, 8);
       std::memcpy(&y, b + i, 8);
@@ -168,16 +178,7 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
       continue;
     }
     at += 4 + length;
-    std::uint32_t& last = last_text(site_id, i);
-    std::uint32_t id = last != 0 && by_id_[last] == text ? last : lookup(text, entries);
-    if (id != 0) {
-      last = id;
-      wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
-      wire::put_le<std::uint32_t>(args_out, id);
-      changed = true;
-      continue;
-    }
-    if (write_similar(text, last, args_out, entries)) {
+    if (write_known(text, last_text(site_id, i), args_out, entries)) {
       changed = true;
       continue;
     }
@@ -221,10 +222,12 @@ std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, st
   return id;
 }
 
-bool TextInterner::write_similar(std::string_view text, std::uint32_t& last, std::string& args_out,
-                                 std::string& entries) {
-  std::size_t sample = similarity_sample(text);
-  auto patch_from = [&](std::uint32_t base) {
+// A text's bytes are read once when an entry like it is known: the
+// comparison that makes its patches also finds it unchanged. Only a text
+// with no such entry is hashed whole and looked up.
+bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::string& args_out,
+                               std::string& entries) {
+  auto write_from = [&](std::uint32_t base) {
     // A forgotten text (its frame never reached the file) is empty: no match.
     if (base == 0 || base >= by_id_.size() || by_id_[base].size() != text.size()) return false;
     std::size_t at = args_out.size();
@@ -236,18 +239,31 @@ bool TextInterner::write_similar(std::string_view text, std::uint32_t& last, std
       return false;
     }
     auto patches = static_cast<std::uint32_t>(args_out.size() - at - schema::kStringPatchedPrefix);
-    std::memcpy(args_out.data() + at + 8, &patches, 4);
+    if (patches == 0) {  // the same text: its entry as it is
+      args_out.resize(at);
+      write_interned(args_out, base);
+    } else {
+      std::memcpy(args_out.data() + at + 8, &patches, 4);
+    }
     last = base;
     return true;
   };
-  if (patch_from(last)) return true;
+  if (write_from(last)) return true;
+  const std::size_t sample = similarity_sample(text);
   auto similar = similar_.find(sample);
-  if (similar != similar_.end()) {
-    // Texts that share a sample but not their bytes stay inline rather than
-    // each taking an entry of its own.
-    if (!by_id_[similar->second].empty()) return similar->second != last && patch_from(similar->second);
+  if (similar != similar_.end() && by_id_[similar->second].empty()) {
     similar_.erase(similar);
+    similar = similar_.end();
   }
+  if (similar != similar_.end() && similar->second != last && write_from(similar->second)) return true;
+  if (std::uint32_t id = lookup(text, entries); id != 0) {
+    last = id;
+    write_interned(args_out, id);
+    return true;
+  }
+  // Texts that share a sample with an entry but not its bytes stay inline
+  // rather than each taking an entry of its own.
+  if (similar != similar_.end()) return false;
   if (similar_seen_.empty()) similar_seen_.assign(kSeenOnceSlots, 0);
   std::size_t& seen = similar_seen_[sample % kSeenOnceSlots];
   if (seen != sample) {
@@ -259,9 +275,13 @@ bool TextInterner::write_similar(std::string_view text, std::uint32_t& last, std
   std::uint32_t id = add_text(text, sample_hash(text), entries);
   if (id == 0) return false;
   last = id;
+  write_interned(args_out, id);
+  return true;
+}
+
+void TextInterner::write_interned(std::string& args_out, std::uint32_t id) {
   wire::put_le<std::uint32_t>(args_out, schema::kStringInterned);
   wire::put_le<std::uint32_t>(args_out, id);
-  return true;
 }
 
 void TextInterner::discard() {

@@ -59,12 +59,13 @@ class TextInterner {
   // inline; a text seen for the second time gets one, and its entry is
   // appended to `entries`.
   std::uint32_t lookup(std::string_view text, std::string& entries);
-  // Writes `text` as a text entry patched to `args_out` when one of its
-  // length is like it: the site's last (`last`, updated) or the one its
-  // sample names. A text whose sample came before without such an entry
-  // becomes one, which those after it are patched from. False: it stays
-  // inline.
-  bool write_similar(std::string_view text, std::uint32_t& last, std::string& args_out, std::string& entries);
+  // Writes `text` to `args_out` as a text entry (FORMAT.md §8), patched
+  // where it differs from it, and returns true: the site's last (`last`,
+  // updated), the entry of its similarity sample, an entry of the same
+  // bytes, or a new entry for a text seen before or whose sample came
+  // before with no entry. False: it stays inline.
+  bool write_known(std::string_view text, std::uint32_t& last, std::string& args_out, std::string& entries);
+  static void write_interned(std::string& args_out, std::uint32_t id);
   // A new text entry for `text`, whose sample hash is `hash`.
   std::uint32_t add_text(std::string_view text, std::size_t hash, std::string& entries);
 
