@@ -140,15 +140,20 @@ TEST_CASE("long texts that differ from earlier ones in a counter cost about the 
   CHECK(bytes < 64 * 4096 + kRecords * 24);
 }
 
-TEST_CASE("every rolled file decodes alone although its strings were patched") {
+namespace {
+
+// Logs 400 records of `long_text(i)` and a short unique text (never
+// interned) that fills files of `roll_bytes` so that they roll, then reads
+// each file alone.
+template <typename LongText>
+void check_rolled_files_decode_alone(std::size_t roll_bytes, LongText long_text) {
   TempDir dir;
-  const std::vector<std::string> texts = numbered_documents(400);
   auto filler = [](int i) { return payload(100, 5000 + i); };
   auto config = test_config(dir.path());
-  config.roll_bytes = 3 * 4096;
+  config.roll_bytes = roll_bytes;
   terse::start(config);
   for (int i = 0; i < 400; ++i) {
-    TERSE_INFO("{} {} {}", i, texts[static_cast<std::size_t>(i)], filler(i));
+    TERSE_INFO("{} {} {}", i, long_text(i), filler(i));
     if (i % 20 == 19) terse::flush();
   }
   terse::stop();
@@ -160,39 +165,23 @@ TEST_CASE("every rolled file decodes alone although its strings were patched") {
     INFO(file);
     CHECK(alone.intact());
     for (const auto& line : alone.lines) {
-      CHECK(line.message == fmt::format("{} {} {}", next, texts[static_cast<std::size_t>(next)], filler(next)));
+      CHECK(line.message == fmt::format("{} {} {}", next, long_text(next), filler(next)));
       ++next;
     }
   }
   CHECK(next == 400);
 }
 
+}  // namespace
+
+TEST_CASE("every rolled file decodes alone although its strings were patched") {
+  const std::vector<std::string> texts = numbered_documents(400);
+  check_rolled_files_decode_alone(3 * 4096, [&](int i) { return texts[static_cast<std::size_t>(i)]; });
+}
+
 TEST_CASE("every rolled file decodes alone although its strings were interned") {
-  TempDir dir;
   const std::string big = payload(2000, 3);
-  auto filler = [](int i) { return payload(100, 5000 + i); };
-  auto config = test_config(dir.path());
-  config.roll_bytes = 8192;
-  terse::start(config);
-  // The short unique text (never interned) fills the files so they roll.
-  for (int i = 0; i < 400; ++i) {
-    TERSE_INFO("{} {} {}", i, big, filler(i));
-    if (i % 20 == 19) terse::flush();
-  }
-  terse::stop();
-  auto files = log_files(dir.path());
-  REQUIRE(files.size() > 3);
-  int next = 0;
-  for (const auto& file : files) {
-    Decoded alone = decode_files({file});
-    INFO(file);
-    CHECK(alone.intact());
-    for (const auto& line : alone.lines) {
-      CHECK(line.message == fmt::format("{} {} {}", next, big, filler(next)));
-      ++next;
-    }
-  }
-  CHECK(next == 400);
+  check_rolled_files_decode_alone(8192, [&](int) { return big; });
 }
 
 TEST_CASE("a lost text entry costs the records that use it, reported, and nothing else") {
