@@ -222,14 +222,20 @@ std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, st
   return id;
 }
 
-// A text's bytes are read once when an entry like it is known: the
-// comparison that makes its patches also finds it unchanged. Only a text
-// with no such entry is hashed whole and looked up.
+// A text with an entry like it is compared with that entry and not hashed
+// whole: only a text with no such entry is looked up.
 bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::string& args_out,
                                std::string& entries) {
   auto write_from = [&](std::uint32_t base) {
     // A forgotten text (its frame never reached the file) is empty: no match.
     if (base == 0 || base >= by_id_.size() || by_id_[base].size() != text.size()) return false;
+    // memcmp outruns the patch search on a text that repeats whole, and
+    // stops at the first byte of one that does not.
+    if (by_id_[base] == text) {
+      write_interned(args_out, base);
+      last = base;
+      return true;
+    }
     std::size_t at = args_out.size();
     wire::put_le<std::uint32_t>(args_out, schema::kStringPatched);
     wire::put_le<std::uint32_t>(args_out, base);
@@ -239,12 +245,7 @@ bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::
       return false;
     }
     auto patches = static_cast<std::uint32_t>(args_out.size() - at - schema::kStringPatchedPrefix);
-    if (patches == 0) {  // the same text: its entry as it is
-      args_out.resize(at);
-      write_interned(args_out, base);
-    } else {
-      std::memcpy(args_out.data() + at + 8, &patches, 4);
-    }
+    std::memcpy(args_out.data() + at + 8, &patches, 4);
     last = base;
     return true;
   };
