@@ -26,10 +26,13 @@ target_link_libraries(terse_make_golden_v1_5 PRIVATE terse::terse)
 # Format 2.0: columnar records and flight frames.
 add_executable(terse_make_golden_v2_0 ${TERSE_TEST_DATA}/make_golden_v2_0.cpp)
 target_link_libraries(terse_make_golden_v2_0 PRIVATE terse::terse)
+# Format 2.1: patched strings.
+add_executable(terse_make_golden_v2_1 ${TERSE_TEST_DATA}/make_golden_v2_1.cpp)
+target_link_libraries(terse_make_golden_v2_1 PRIVATE terse::terse)
 # Format 3.0: a sealed file, with its key.
 add_executable(terse_make_golden_v3_0 ${TERSE_TEST_DATA}/make_golden_v3_0.cpp)
 target_link_libraries(terse_make_golden_v3_0 PRIVATE terse::terse)
-set(golden_versions 1.1 1.3 1.4 1.5 2.0)
+set(golden_versions 1.1 1.3 1.4 1.5 2.0 2.1)
 if(TERSE_SODIUM)
   list(APPEND golden_versions 3.0)
 endif()

@@ -131,7 +131,7 @@ def share_lines() -> list[str]:
 # ---- 1. golden files ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["1.1", "1.3", "1.4", "1.5", "2.0", "3.0"])
+@pytest.mark.parametrize("version", ["1.1", "1.3", "1.4", "1.5", "2.0", "2.1", "3.0"])
 def test_golden_files_match_their_expected_output(version: str) -> None:
     # The expected files were printed with --utc; 3.0 is sealed to the key committed beside it,
     # and is opened from FORMAT.md §11 alone.
