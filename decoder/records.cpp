@@ -77,9 +77,12 @@ Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_
     Arg& a = args[i];
     a = Arg{};
     if (tags[i] != static_cast<std::uint8_t>(schema::TypeTag::structured)) {
-      // FORMAT.md §8: a top-level string may be one of the file's texts.
-      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
-          wire::get_le<std::uint32_t>(r.position()) == schema::kStringInterned) {
+      // FORMAT.md §8: a top-level string may be one of the file's texts,
+      // one patched, or cut; its header says which (a length is none of them).
+      std::uint32_t header = tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4
+                                 ? wire::get_le<std::uint32_t>(r.position())
+                                 : 0;
+      if (header == schema::kStringInterned) {
         std::uint32_t id = 0;
         r.skip(4);
         auto text = r.le(id) ? texts.find(id) : texts.end();
@@ -88,16 +91,14 @@ Result<> parse_args(wire::ByteReader& r, const Site& site, const std::unordered_
         a.text = text->second;
         continue;
       }
-      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
-          wire::get_le<std::uint32_t>(r.position()) == schema::kStringPatched) {
+      if (header == schema::kStringPatched) {
         if (marked.size() <= i) marked.resize(tags.size());
         a.tag = tags[i];
         if (!read_patched_string(r, texts, a, marked[i]))
           return Failure{"holds a patched string that its text entry cannot make"};
         continue;
       }
-      if (tags[i] == static_cast<std::uint8_t>(schema::TypeTag::string) && r.remaining() >= 4 &&
-          wire::get_le<std::uint32_t>(r.position()) == schema::kStringCut) {
+      if (header == schema::kStringCut) {
         if (marked.size() <= i) marked.resize(tags.size());
         if (!read_cut_string(r, a, marked[i])) return Failure{kMismatch};
         continue;

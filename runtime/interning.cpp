@@ -188,7 +188,7 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
   return at == args.size();
 }
 
-std::uint32_t TextInterner::lookup(std::string_view text, std::string& entries) {
+std::uint32_t TextInterner::lookup(std::string_view text, std::size_t sample, std::string& entries) {
   std::size_t hash = sample_hash(text);
   std::uint32_t id = 0;
   auto known = texts_.find(hash);
@@ -200,13 +200,14 @@ std::uint32_t TextInterner::lookup(std::string_view text, std::string& entries) 
   std::size_t& seen = seen_once_[hash % kSeenOnceSlots];
   if (id == 0 && seen == hash) {
     // Its second time in this file: from now on it is written once.
-    id = add_text(text, hash, entries);
+    id = add_text(text, hash, sample, entries);
   }
   if (id == 0) seen = hash;
   return id;
 }
 
-std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, std::string& entries) {
+std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, std::size_t sample,
+                                     std::string& entries) {
   if (text_bytes_ + text.size() > kMaxTextBytes) return 0;
   std::uint32_t id = next_id_++;
   std::vector<Text>& same_hash = texts_[hash];
@@ -218,7 +219,7 @@ std::uint32_t TextInterner::add_text(std::string_view text, std::size_t hash, st
   text_bytes_ += text.size();
   pending_.push_back(hash);
   append_text_entry(entries, id, text);
-  similar_[similarity_sample(text)] = id;
+  similar_[sample] = id;
   return id;
 }
 
@@ -257,7 +258,7 @@ bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::
     similar = similar_.end();
   }
   if (similar != similar_.end() && similar->second != last && write_from(similar->second)) return true;
-  if (std::uint32_t id = lookup(text, entries); id != 0) {
+  if (std::uint32_t id = lookup(text, sample, entries); id != 0) {
     last = id;
     write_interned(args_out, id);
     return true;
@@ -273,7 +274,7 @@ bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::
   }
   // A text like one before, with no entry it is near: it becomes the one
   // the next ones are patched from.
-  std::uint32_t id = add_text(text, sample_hash(text), entries);
+  std::uint32_t id = add_text(text, sample_hash(text), sample, entries);
   if (id == 0) return false;
   last = id;
   write_interned(args_out, id);

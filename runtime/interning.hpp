@@ -55,10 +55,10 @@ class TextInterner {
   // call site mostly logs the same long text again, which one comparison
   // then finds without hashing it.
   std::uint32_t& last_text(std::uint32_t site_id, std::size_t arg);
-  // The id `text` is written as in this file, 0 while it is to stay
-  // inline; a text seen for the second time gets one, and its entry is
-  // appended to `entries`.
-  std::uint32_t lookup(std::string_view text, std::string& entries);
+  // The id `text` (of similarity sample `sample`) is written as in this
+  // file, 0 while it is to stay inline; a text seen for the second time
+  // gets one, and its entry is appended to `entries`.
+  std::uint32_t lookup(std::string_view text, std::size_t sample, std::string& entries);
   // Writes `text` to `args_out` as a text entry (FORMAT.md §8), patched
   // where it differs from it, and returns true: the site's last (`last`,
   // updated), the entry of its similarity sample, an entry of the same
@@ -66,8 +66,9 @@ class TextInterner {
   // before with no entry. False: it stays inline.
   bool write_known(std::string_view text, std::uint32_t& last, std::string& args_out, std::string& entries);
   static void write_interned(std::string& args_out, std::uint32_t id);
-  // A new text entry for `text`, whose sample hash is `hash`.
-  std::uint32_t add_text(std::string_view text, std::size_t hash, std::string& entries);
+  // A new text entry for `text`, whose sample hash is `hash` and similarity
+  // sample `sample`.
+  std::uint32_t add_text(std::string_view text, std::size_t hash, std::size_t sample, std::string& entries);
 
   std::unordered_map<std::size_t, std::uint32_t> similar_;  // text id by similarity sample
   std::vector<std::size_t> similar_seen_;                   // samples of texts that stayed inline
