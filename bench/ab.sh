@@ -22,7 +22,8 @@
 # 200, "/api/v1/orders"), default Config):
 #   single-1p, single-2p  each call timed alone, bursts of 20 calls 1.5 us apart, 100 us sleep
 #                         between bursts, producers on CPU 0 (and 1); 200,000 calls each;
-#                         and the first call of each burst alone (-first), which sets the p99
+#                         and the first call of each burst alone (-first), which sets the p99,
+#                         and the second (-second)
 #   burst20               20 back-to-back calls timed together, / 20, then 1.7-4 ms busy;
 #                         10,000 samples
 #   throughput            10 M records back to back until flushed
@@ -220,6 +221,8 @@ awk -F, -v extra="${extra_flags[*]:-}" -v short="$short" -v subject="$subject" -
     title["single-2p"] = "single calls, 2 producers, ns"
     title["single-1p-first"] = "the first call of each burst, 1 producer, ns"
     title["single-2p-first"] = "the first call of each burst, 2 producers, ns"
+    title["single-1p-second"] = "the second call of each burst, 1 producer, ns"
+    title["single-2p-second"] = "the second call of each burst, 2 producers, ns"
     title["burst20"] = "bursts of 20, ns per call"
     title["throughput"] = "throughput, 1 producer"
     title["throughput-fixed"] = "throughput, zstd level fixed"
@@ -238,7 +241,8 @@ awk -F, -v extra="${extra_flags[*]:-}" -v short="$short" -v subject="$subject" -
     if (("single-1p" in seen_s) || ("single-2p" in seen_s)) {
       print "Single calls: " group(calls) " calls a producer, each timed alone between `lfence;rdtsc` and"
       print "`rdtscp;lfence` (their cost included), in bursts of 20 calls 1.5 µs apart, 100 µs between bursts;"
-      print "\"the first call of each burst\": the call after each pause alone, one in 20, which sets the p99."
+      print "\"the first call of each burst\": the call after each pause alone, one in 20, which sets the p99;"
+      print "\"the second\": the call 1.5 µs after it."
     }
     if ("burst20" in seen_s)
       print "Bursts of 20: " group(samples) " samples of 20 back-to-back calls timed together, then a 1.7–4 ms wait."

@@ -12,7 +12,8 @@
 // single: producers pinned to the first (and second) CPU, 2,000 untimed
 //   calls, then calls timed one by one between lfence;rdtsc and rdtscp;lfence,
 //   in bursts of 20 calls 1.5 us apart with a 100 us sleep between bursts;
-//   then the first call of each burst alone (single-1p-first, single-2p-first).
+//   then the first call of each burst alone (single-1p-first, single-2p-first)
+//   and the second (single-1p-second, single-2p-second).
 // burst20: the method of the logger_benchmarks suite: 20 back-to-back calls
 //   timed together and divided by 20, then a random 1.7-4 ms busy wait.
 // throughput: one producer logs N records back to back, then flushes.
@@ -145,10 +146,11 @@ void run_single(const Options& options) {
   for (auto& t : producers) t.join();
   terse::flush();
   terse::stop();
-  std::vector<std::uint32_t> all, first_of_burst;
+  std::vector<std::uint32_t> all, first_of_burst, second_of_burst;
   for (auto& s : samples) {
     all.insert(all.end(), s.begin(), s.end());
     for (std::size_t n = 0; n < s.size(); n += kBurst) first_of_burst.push_back(s[n]);
+    for (std::size_t n = 1; n < s.size(); n += kBurst) second_of_burst.push_back(s[n]);
   }
   print_percentiles(options.producers == 1 ? "single-1p" : "single-2p", all, 1);
   // The call after each 100 us pause on its own: one call in 20, which sets
@@ -157,6 +159,11 @@ void run_single(const Options& options) {
   // a change that makes a call touch one more page shows here first, while
   // the other 19 calls stay put.
   print_percentiles(options.producers == 1 ? "single-1p-first" : "single-2p-first", first_of_burst, 1);
+  // The call 1.5 us after that one: in the peer harness, only terse's second
+  // call of a burst shows among the slowest 0.1% of all calls (a seventh to
+  // a fifth of them, at 0.5-1.2 us, after a first call of 50 ns), while
+  // every peer's second call is as fast as its third. Cause not found yet.
+  print_percentiles(options.producers == 1 ? "single-1p-second" : "single-2p-second", second_of_burst, 1);
 }
 
 void run_burst20(const Options& options) {
