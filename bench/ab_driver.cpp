@@ -162,7 +162,10 @@ void run_single(const Options& options) {
   // The call 1.5 us after that one: in the peer harness, only terse's second
   // call of a burst shows among the slowest 0.1% of all calls (a seventh to
   // a fifth of them, at 0.5-1.2 us, after a first call of 50 ns), while
-  // every peer's second call is as fast as its third. Cause not found yet.
+  // every peer's second call is as fast as its third. It is the call that
+  // crosses look_again_at, a quarter ring past where the IO thread drained
+  // the ring between bursts, which lands on this record of every burst for
+  // this record's size (bench/results/peers.md).
   print_percentiles(options.producers == 1 ? "single-1p-second" : "single-2p-second", second_of_burst, 1);
 }
 
