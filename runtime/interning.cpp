@@ -188,8 +188,7 @@ bool TextInterner::rewrite_args(std::uint32_t site_id, std::string_view args, co
   return at == args.size();
 }
 
-std::uint32_t TextInterner::lookup(std::string_view text, std::size_t sample, std::string& entries) {
-  std::size_t hash = sample_hash(text);
+std::uint32_t TextInterner::lookup(std::string_view text, std::size_t hash, std::size_t sample, std::string& entries) {
   std::uint32_t id = 0;
   auto known = texts_.find(hash);
   if (known != texts_.end()) {
@@ -258,7 +257,8 @@ bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::
     similar = similar_.end();
   }
   if (similar != similar_.end() && similar->second != last && write_from(similar->second)) return true;
-  if (std::uint32_t id = lookup(text, sample, entries); id != 0) {
+  const std::size_t hash = sample_hash(text);
+  if (std::uint32_t id = lookup(text, hash, sample, entries); id != 0) {
     last = id;
     write_interned(args_out, id);
     return true;
@@ -274,7 +274,7 @@ bool TextInterner::write_known(std::string_view text, std::uint32_t& last, std::
   }
   // A text like one before, with no entry it is near: it becomes the one
   // the next ones are patched from.
-  std::uint32_t id = add_text(text, sample_hash(text), sample, entries);
+  std::uint32_t id = add_text(text, hash, sample, entries);
   if (id == 0) return false;
   last = id;
   write_interned(args_out, id);

@@ -55,10 +55,10 @@ class TextInterner {
   // call site mostly logs the same long text again, which one comparison
   // then finds without hashing it.
   std::uint32_t& last_text(std::uint32_t site_id, std::size_t arg);
-  // The id `text` (of similarity sample `sample`) is written as in this
-  // file, 0 while it is to stay inline; a text seen for the second time
-  // gets one, and its entry is appended to `entries`.
-  std::uint32_t lookup(std::string_view text, std::size_t sample, std::string& entries);
+  // The id `text` (of sample hash `hash`, similarity sample `sample`) is
+  // written as in this file, 0 while it is to stay inline; a text seen for
+  // the second time gets one, and its entry is appended to `entries`.
+  std::uint32_t lookup(std::string_view text, std::size_t hash, std::size_t sample, std::string& entries);
   // Writes `text` to `args_out` as a text entry (FORMAT.md §8), patched
   // where it differs from it, and returns true: the site's last (`last`,
   // updated), the entry of its similarity sample, an entry of the same
